@@ -1,0 +1,6 @@
+//! Bit-exact reference models of the GPU memory compressors this project
+//! generates hardware for. The RTL in `hdl` is checked against these.
+
+pub mod bits;
+pub mod blocks;
+pub mod mpc;

@@ -1,0 +1,58 @@
+//! Helpers shared by the MPC integration tests.
+#![allow(dead_code)]
+
+use golden::mpc::transform;
+use golden::mpc::{ByteRule, CustomModels, ModelSet, Predictor, Provenance, Selection};
+
+pub fn identity() -> [u8; 256] {
+    std::array::from_fn(|i| i as u8)
+}
+
+pub fn predictor(name: &str, bytes: [ByteRule; 32], reorder: [u8; 256]) -> Predictor {
+    Predictor {
+        name: name.to_string(),
+        bytes,
+        reorder,
+    }
+}
+
+pub fn all_root() -> Predictor {
+    predictor("all-root", [ByteRule::Root; 32], identity())
+}
+
+pub fn set_of(
+    predictors: Vec<Predictor>,
+    zero_block: bool,
+    same_words: bool,
+    selection: Selection,
+) -> ModelSet {
+    ModelSet {
+        name: "test".to_string(),
+        selection,
+        custom: CustomModels {
+            zero_block,
+            same_words,
+        },
+        predictors,
+        provenance: Provenance::default(),
+    }
+}
+
+/// The block whose all-root, identity-reorder transform gives `symbols`.
+pub fn block_for_symbols(symbols: &[u16; 16]) -> [u8; 32] {
+    let stream = transform::stream_from_symbols(symbols);
+    let xored = transform::unreorder(&stream, &identity());
+    transform::residues_from_planes(&transform::unxor_planes(&xored))
+}
+
+pub fn example_set() -> ModelSet {
+    ModelSet::parse(
+        include_str!("../../../models/example/model.toml"),
+        "example",
+    )
+    .expect("example set is valid")
+}
+
+pub fn bits_of(s: &str) -> String {
+    s.chars().filter(|c| *c == '0' || *c == '1').collect()
+}

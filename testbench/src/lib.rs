@@ -1,0 +1,1 @@
+//! Co-simulation drivers (in progress).
