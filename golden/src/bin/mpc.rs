@@ -1,7 +1,7 @@
 //! `mpc`: compress raw memory files with an MPC model set and report the
 //! compression ratio, or print the per-stage trace of one block.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -67,11 +67,11 @@ fn main() -> Result<()> {
     }
 }
 
-fn load(model: &PathBuf) -> Result<ModelSet> {
+fn load(model: &Path) -> Result<ModelSet> {
     Ok(ModelSet::load(model)?)
 }
 
-fn ratio(model: &PathBuf, pad: bool, verify: bool, files: &[PathBuf]) -> Result<()> {
+fn ratio(model: &Path, pad: bool, verify: bool, files: &[PathBuf]) -> Result<()> {
     let set = load(model)?;
     let codec = MpcCodec::new(&set);
     let mut usage = vec![0u64; set.id_count()];
