@@ -172,7 +172,7 @@ fn parse_hex_block(s: &str) -> Result<[u8; BLOCK_BYTES]> {
 }
 
 fn trace(
-    model: &PathBuf,
+    model: &Path,
     hex: Option<String>,
     file: Option<PathBuf>,
     index: Option<usize>,
