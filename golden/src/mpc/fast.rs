@@ -3,7 +3,8 @@
 //! Forward: residues are Gray-coded per byte (`g = r ^ (r >> 1)` is the XOR
 //! of each plane with the plane above, column by column) and transposed with
 //! 8x8 bit-matrix transposes into the XORed planes, held as four `u64`
-//! ("layout L": plane p in word p/2 at bit 32*(p%2) + j). Whether symbol m
+//! ("layout L": plane p, byte j at word j/8, bit 8*p + j%8 — exactly what
+//! the transposes produce). Whether symbol m
 //! is zero is one masked test of layout L (the mask holds the 16 natural
 //! bits `reorder[16m..16m+15]`), so the zero-run selector never permutes;
 //! only the chosen predictor (or all, under `exact`) is permuted, with 64
@@ -34,7 +35,7 @@ fn stream_bit(o: usize) -> Bits256 {
 
 /// Layout-L position of plane p, column j.
 fn layout_l(p: usize, j: usize) -> (usize, u32) {
-    (p / 2, (32 * (p % 2) + j) as u32)
+    (j / 8, (8 * p + j % 8) as u32)
 }
 
 fn residue_bit(j: usize, p: usize) -> Bits256 {
@@ -102,7 +103,7 @@ impl PredictorTables {
             position[n as usize] = o;
         }
         let natural_of_l = |w: usize, bit: usize| {
-            let (p, j) = (2 * w + bit / 32, bit % 32);
+            let (p, j) = (bit / 8, 8 * w + bit % 8);
             transform::natural_index(p, j)
         };
         let forward = nibble_tables(|n, b| {
@@ -162,19 +163,19 @@ impl PredictorTables {
             let pred = (((v << self.pred_left[j]) & 0xff) >> self.pred_right[j]) as u8;
             res[j] = block[j].wrapping_sub(pred);
         }
-        let mut planes = [0u32; PLANES];
-        for (c, chunk) in res.chunks_exact(8).enumerate() {
-            let mut x = 0u64;
-            for (k, &v) in chunk.iter().enumerate() {
-                x |= (v as u64) << (8 * k);
-            }
-            let g = x ^ ((x >> 1) & 0x7f7f_7f7f_7f7f_7f7f);
-            let t = transpose8(g);
-            for (p, plane) in planes.iter_mut().enumerate() {
-                *plane |= (((t >> (8 * p)) & 0xff) as u32) << (8 * c);
-            }
-        }
-        std::array::from_fn(|w| planes[2 * w] as u64 | (planes[2 * w + 1] as u64) << 32)
+        std::array::from_fn(|c| {
+            let x = u64::from_le_bytes([
+                res[8 * c],
+                res[8 * c + 1],
+                res[8 * c + 2],
+                res[8 * c + 3],
+                res[8 * c + 4],
+                res[8 * c + 5],
+                res[8 * c + 6],
+                res[8 * c + 7],
+            ]);
+            transpose8(x ^ ((x >> 1) & 0x7f7f_7f7f_7f7f_7f7f))
+        })
     }
 
     #[inline]
@@ -193,12 +194,12 @@ impl PredictorTables {
     fn symbols_of(&self, l: &Bits256) -> [u16; SYMBOLS] {
         let mut acc = [0u64; 4];
         for (w, &word) in l.iter().enumerate() {
-            let mut rest = word;
-            while rest != 0 {
-                let n = rest.trailing_zeros() / 4;
-                let nib = ((word >> (4 * n)) & 0xf) as usize;
-                xor_into(&mut acc, &self.forward[16 * w + n as usize][nib]);
-                rest &= !(0xfu64 << (4 * n));
+            if word == 0 {
+                continue;
+            }
+            let tables = &self.forward[16 * w..16 * w + 16];
+            for (n, table) in tables.iter().enumerate() {
+                xor_into(&mut acc, &table[((word >> (4 * n)) & 0xf) as usize]);
             }
         }
         std::array::from_fn(|m| (acc[m / 4] >> (48 - 16 * (m % 4))) as u16)
@@ -288,12 +289,25 @@ impl MpcCodec {
                 &mut heap
             };
             let mut chosen_symbols = None;
-            for (s, t) in scores.iter_mut().zip(&self.tables) {
-                let planes = t.planes(block);
+            let mut planes_stack = [[0u64; 4]; STACK];
+            let mut planes_heap = Vec::new();
+            let all_planes: &mut [Bits256] = if self.tables.len() <= STACK {
+                &mut planes_stack[..self.tables.len()]
+            } else {
+                planes_heap.resize(self.tables.len(), [0u64; 4]);
+                &mut planes_heap
+            };
+            for ((s, t), planes) in scores
+                .iter_mut()
+                .zip(&self.tables)
+                .zip(all_planes.iter_mut())
+            {
+                *planes = t.planes(block);
+                let planes = &*planes;
                 *s = match set.selection {
                     // zero-run reads only the zero mask: no permutation here
                     Selection::ZeroRun => {
-                        let zero_mask = t.zero_mask(&planes);
+                        let zero_mask = t.zero_mask(planes);
                         CandidateScore {
                             zero_mask,
                             longest_zero_run: select::longest_run_of_ones(zero_mask),
@@ -301,13 +315,13 @@ impl MpcCodec {
                             code_bits: 0,
                         }
                     }
-                    Selection::Exact => CandidateScore::of(&t.symbols_of(&planes)),
+                    Selection::Exact => CandidateScore::of(&t.symbols_of(planes)),
                 };
             }
             let choice = select::choose(set, block, scores);
             let bits = match choice {
                 Choice::Predictor(i) => {
-                    let sy = self.tables[i].symbols(block);
+                    let sy = self.tables[i].symbols_of(&all_planes[i]);
                     let bits = table1::encoded_len(&sy);
                     chosen_symbols = Some(sy);
                     bits

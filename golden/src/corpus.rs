@@ -1,0 +1,565 @@
+//! The training/evaluation corpus: `MANIFEST.tsv`, the raw application
+//! files, and the paper's split protocol (Jin et al. 2022, section 4), shared
+//! by the training tool and any later evaluation tool so that both see the
+//! same blocks in the same roles.
+//!
+//! Split protocol (docs/spec/training.md, "Split"):
+//! 1. Only *trainable* applications take part (every class except `mixed`
+//!    and `workload`, which are evaluation-only).
+//! 2. Each application's entropy is the Shannon entropy, in bits per byte,
+//!    of the byte-value histogram over all its 32-byte blocks that are
+//!    neither all-zero nor all-words-same ([`app_entropy`]).
+//! 3. Applications are sorted by that entropy, descending (ties by file
+//!    name); every fourth one (ranks 3, 7, 11, ... counting from 0) is
+//!    *unseen*: none of its blocks trains.
+//! 4. In every other application a seeded shuffle ([`SplitMix64`], seeded
+//!    from the split seed and the file name) puts `floor(0.8 n)` blocks into
+//!    training and the rest into the *seen* test set.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::blocks::{blocks_of, BlockFileError};
+use crate::mpc::select::{is_same_words, is_zero_block};
+use crate::mpc::BLOCK_BYTES;
+
+/// Name of the manifest inside a corpus directory.
+pub const MANIFEST_FILE: &str = "MANIFEST.tsv";
+/// The manifest's columns, in order.
+pub const MANIFEST_COLUMNS: [&str; 8] = [
+    "file",
+    "class",
+    "domain",
+    "bytes",
+    "zero_block_fraction_32B",
+    "sha256_16",
+    "source",
+    "licence",
+];
+/// Every data class a manifest may name.
+pub const KNOWN_CLASSES: [&str; 10] = [
+    "int8", "int16", "int32", "int64", "fp16", "bf16", "fp32", "fp64", "mixed", "workload",
+];
+/// Classes that hold several data types in one file: evaluation only.
+pub const EVALUATION_ONLY_CLASSES: [&str; 2] = ["mixed", "workload"];
+/// Fraction of a seen application's blocks that train (the rest: seen test).
+pub const TRAIN_FRACTION_NUM: usize = 4;
+pub const TRAIN_FRACTION_DEN: usize = 5;
+/// Every `UNSEEN_EVERY`-th application in entropy order is unseen.
+pub const UNSEEN_EVERY: usize = 4;
+/// One 32-byte block.
+pub type Block = [u8; BLOCK_BYTES];
+
+/// A corpus problem, naming the file (and line/column) concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum CorpusError {
+    #[error("corpus directory {0} does not exist or is not a directory")]
+    NoDir(PathBuf),
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Manifest {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{0}: the manifest lists no application files; the corpus is empty")]
+    Empty(PathBuf),
+    #[error("{path}: manifest says {expected} bytes, file has {actual}")]
+    Size {
+        path: PathBuf,
+        expected: u64,
+        actual: u64,
+    },
+    #[error("{path}: SHA-256 starts {actual}, manifest says {expected}")]
+    Hash {
+        path: PathBuf,
+        expected: String,
+        actual: String,
+    },
+    #[error(transparent)]
+    Blocks(#[from] BlockFileError),
+}
+
+/// One row of `MANIFEST.tsv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ManifestEntry {
+    /// Path relative to the corpus directory, e.g. `fp32/navy-winds.bin`.
+    pub file: String,
+    pub class: String,
+    pub domain: String,
+    pub bytes: u64,
+    pub zero_block_fraction: f64,
+    /// First 16 hex digits of the file's SHA-256.
+    pub sha256_16: String,
+    pub source: String,
+    pub licence: String,
+    /// 1-based line in the manifest.
+    pub line: usize,
+}
+
+impl ManifestEntry {
+    /// True for classes that may train (not `mixed`/`workload`).
+    pub fn trainable(&self) -> bool {
+        !EVALUATION_ONLY_CLASSES.contains(&self.class.as_str())
+    }
+}
+
+/// The parsed manifest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Manifest {
+    pub path: PathBuf,
+    pub entries: Vec<ManifestEntry>,
+}
+
+impl Manifest {
+    /// Read and parse `DIR/MANIFEST.tsv`.
+    pub fn load(dir: &Path) -> Result<Manifest, CorpusError> {
+        if !dir.is_dir() {
+            return Err(CorpusError::NoDir(dir.to_path_buf()));
+        }
+        let path = dir.join(MANIFEST_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|source| CorpusError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Manifest::parse(&text, &path)
+    }
+
+    /// Parse manifest text; `path` names it in errors. The first line must be
+    /// the header ([`MANIFEST_COLUMNS`]); blank lines and lines starting with
+    /// `#` are skipped.
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest, CorpusError> {
+        let err = |line: usize, column: usize, message: String| CorpusError::Manifest {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message,
+        };
+        let mut lines = text.lines().enumerate();
+        let header = loop {
+            match lines.next() {
+                None => return Err(CorpusError::Empty(path.to_path_buf())),
+                Some((_, l)) if l.trim().is_empty() || l.starts_with('#') => continue,
+                Some((n, l)) => break (n + 1, l),
+            }
+        };
+        let cols: Vec<&str> = header.1.split('\t').collect();
+        for (c, want) in MANIFEST_COLUMNS.iter().enumerate() {
+            match cols.get(c) {
+                Some(got) if got.trim() == *want => {}
+                got => {
+                    return Err(err(
+                        header.0,
+                        c + 1,
+                        format!(
+                            "header column {} should be `{want}`, found {:?}",
+                            c + 1,
+                            got.map(|g| g.trim()).unwrap_or("(missing)")
+                        ),
+                    ))
+                }
+            }
+        }
+        let mut entries = Vec::new();
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for (n, l) in lines {
+            let line = n + 1;
+            if l.trim().is_empty() || l.starts_with('#') {
+                continue;
+            }
+            let f: Vec<&str> = l.split('\t').collect();
+            if f.len() != MANIFEST_COLUMNS.len() {
+                return Err(err(
+                    line,
+                    f.len().min(MANIFEST_COLUMNS.len()) + 1,
+                    format!(
+                        "expected {} tab-separated columns, found {}",
+                        MANIFEST_COLUMNS.len(),
+                        f.len()
+                    ),
+                ));
+            }
+            let file = f[0].trim().to_string();
+            if file.is_empty() || file.starts_with('/') || file.split('/').any(|s| s == "..") {
+                return Err(err(
+                    line,
+                    1,
+                    format!("file {file:?} must be a non-empty relative path inside the corpus"),
+                ));
+            }
+            if let Some(prev) = seen.insert(file.clone(), line) {
+                return Err(err(
+                    line,
+                    1,
+                    format!("file {file:?} already listed on line {prev}"),
+                ));
+            }
+            let class = f[1].trim().to_string();
+            if !KNOWN_CLASSES.contains(&class.as_str()) {
+                return Err(err(
+                    line,
+                    2,
+                    format!(
+                        "unknown class {class:?}; expected one of {}",
+                        KNOWN_CLASSES.join(", ")
+                    ),
+                ));
+            }
+            let bytes: u64 = f[3]
+                .trim()
+                .parse()
+                .map_err(|_| err(line, 4, format!("bytes {:?} is not an integer", f[3])))?;
+            if bytes == 0 {
+                return Err(err(line, 4, "bytes is 0: an empty application".into()));
+            }
+            let zero_block_fraction: f64 = f[4]
+                .trim()
+                .parse()
+                .ok()
+                .filter(|v: &f64| (0.0..=1.0).contains(v))
+                .ok_or_else(|| {
+                    err(
+                        line,
+                        5,
+                        format!("zero_block_fraction_32B {:?} is not a number in 0..1", f[4]),
+                    )
+                })?;
+            let sha = f[5].trim().to_ascii_lowercase();
+            if sha.len() != 16 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(err(
+                    line,
+                    6,
+                    format!("sha256_16 {:?} is not 16 hex digits", f[5]),
+                ));
+            }
+            entries.push(ManifestEntry {
+                file,
+                class,
+                domain: f[2].trim().to_string(),
+                bytes,
+                zero_block_fraction,
+                sha256_16: sha,
+                source: f[6].trim().to_string(),
+                licence: f[7].trim().to_string(),
+                line,
+            });
+        }
+        if entries.is_empty() {
+            return Err(CorpusError::Empty(path.to_path_buf()));
+        }
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            entries,
+        })
+    }
+}
+
+/// One application: its manifest row and its blocks.
+#[derive(Clone, Debug)]
+pub struct App {
+    pub entry: ManifestEntry,
+    pub blocks: Vec<Block>,
+}
+
+/// A loaded corpus, applications in manifest order.
+#[derive(Clone, Debug)]
+pub struct Corpus {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub apps: Vec<App>,
+}
+
+impl Corpus {
+    /// Load every file of the manifest, checking size and SHA-256 prefix.
+    pub fn load(dir: &Path) -> Result<Corpus, CorpusError> {
+        let manifest = Manifest::load(dir)?;
+        let mut apps = Vec::with_capacity(manifest.entries.len());
+        for e in &manifest.entries {
+            let path = dir.join(&e.file);
+            let data = std::fs::read(&path).map_err(|source| CorpusError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            if data.len() as u64 != e.bytes {
+                return Err(CorpusError::Size {
+                    path,
+                    expected: e.bytes,
+                    actual: data.len() as u64,
+                });
+            }
+            let actual = hex::encode(&Sha256::digest(&data)[..8]);
+            if actual != e.sha256_16 {
+                return Err(CorpusError::Hash {
+                    path,
+                    expected: e.sha256_16.clone(),
+                    actual,
+                });
+            }
+            let blocks = blocks_of::<BLOCK_BYTES>(&data, false).map_err(|err| match err {
+                BlockFileError::Ragged {
+                    size, block, rest, ..
+                } => BlockFileError::Ragged {
+                    path: path.clone(),
+                    size,
+                    block,
+                    rest,
+                },
+                BlockFileError::Empty { block, .. } => BlockFileError::Empty {
+                    path: path.clone(),
+                    block,
+                },
+                other => other,
+            })?;
+            apps.push(App {
+                entry: e.clone(),
+                blocks,
+            });
+        }
+        Ok(Corpus {
+            dir: dir.to_path_buf(),
+            manifest,
+            apps,
+        })
+    }
+
+    /// Build a corpus from in-memory applications (tests, synthetic data).
+    pub fn from_apps(apps: Vec<App>) -> Corpus {
+        let entries = apps.iter().map(|a| a.entry.clone()).collect();
+        Corpus {
+            dir: PathBuf::new(),
+            manifest: Manifest {
+                path: PathBuf::from(MANIFEST_FILE),
+                entries,
+            },
+            apps,
+        }
+    }
+}
+
+/// True for blocks the custom models take (all-zero, all-words-same); the
+/// split's entropy and the predictor training leave them out.
+pub fn is_custom_block(b: &Block) -> bool {
+    is_zero_block(b) || is_same_words(b)
+}
+
+/// Shannon entropy (bits per byte, 0..8) of the byte-value histogram over
+/// the blocks that are not all-zero and not all-words-same; 0 when there are
+/// none.
+pub fn app_entropy(blocks: &[Block]) -> f64 {
+    let mut hist = [0u64; 256];
+    for b in blocks.iter().filter(|b| !is_custom_block(b)) {
+        for &v in b {
+            hist[v as usize] += 1;
+        }
+    }
+    entropy_of(&hist)
+}
+
+/// Shannon entropy in bits of a histogram (0 for an empty one).
+pub fn entropy_of(hist: &[u64]) -> f64 {
+    let total: u64 = hist.iter().sum();
+    if total == 0 {
+        return 0.0;
+    }
+    let t = total as f64;
+    hist.iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / t;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// SplitMix64 (Steele et al.): a tiny, fully specified PRNG, so the split
+/// never changes with a dependency's version.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in 0..n (n > 0), by 128-bit multiply (Lemire, no rejection:
+    /// the bias is below 2^-40 for the sizes used here).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// FNV-1a of a string: per-file seed mixing.
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The role of an application in the split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppRole {
+    /// 80 % of its blocks train, 20 % are the seen test set.
+    Seen,
+    /// Every fourth application by entropy: test only.
+    Unseen,
+    /// `mixed` / `workload`: evaluation only, never trains.
+    Evaluation,
+}
+
+impl std::fmt::Display for AppRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AppRole::Seen => "seen",
+            AppRole::Unseen => "unseen",
+            AppRole::Evaluation => "evaluation",
+        })
+    }
+}
+
+/// One application's part in the split.
+#[derive(Clone, Debug)]
+pub struct AppSplit {
+    /// Index into `Corpus::apps`.
+    pub app: usize,
+    pub role: AppRole,
+    /// Entropy ([`app_entropy`]).
+    pub entropy: f64,
+    /// Rank in descending entropy order among trainable apps (`None` for
+    /// evaluation-only apps).
+    pub rank: Option<usize>,
+    /// Block indices that train (sorted; empty unless `Seen`).
+    pub train: Vec<u32>,
+    /// Block indices of the test set: the 20 % for `Seen`, all blocks
+    /// otherwise (sorted).
+    pub test: Vec<u32>,
+}
+
+/// The split of a whole corpus, in `Corpus::apps` order.
+#[derive(Clone, Debug)]
+pub struct Split {
+    pub seed: u64,
+    pub apps: Vec<AppSplit>,
+}
+
+impl Split {
+    /// The paper's protocol over all trainable applications (module docs).
+    pub fn paper(corpus: &Corpus, seed: u64) -> Split {
+        let entropies: Vec<f64> = corpus.apps.iter().map(|a| app_entropy(&a.blocks)).collect();
+        let mut order: Vec<usize> = (0..corpus.apps.len())
+            .filter(|&i| corpus.apps[i].entry.trainable())
+            .collect();
+        order.sort_by(|&a, &b| {
+            entropies[b]
+                .total_cmp(&entropies[a])
+                .then_with(|| corpus.apps[a].entry.file.cmp(&corpus.apps[b].entry.file))
+        });
+        let mut rank = vec![None; corpus.apps.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = Some(r);
+        }
+        let apps = corpus
+            .apps
+            .iter()
+            .enumerate()
+            .map(|(i, app)| {
+                let n = app.blocks.len();
+                let all: Vec<u32> = (0..n as u32).collect();
+                let role = match rank[i] {
+                    None => AppRole::Evaluation,
+                    Some(r) if r % UNSEEN_EVERY == UNSEEN_EVERY - 1 => AppRole::Unseen,
+                    Some(_) => AppRole::Seen,
+                };
+                let (train, test) = if role == AppRole::Seen {
+                    let mut idx = all;
+                    let mut rng = SplitMix64(seed ^ fnv1a(&app.entry.file));
+                    for k in (1..n).rev() {
+                        let j = rng.below(k as u64 + 1) as usize;
+                        idx.swap(k, j);
+                    }
+                    let cut = n * TRAIN_FRACTION_NUM / TRAIN_FRACTION_DEN;
+                    let mut train = idx[..cut].to_vec();
+                    let mut test = idx[cut..].to_vec();
+                    train.sort_unstable();
+                    test.sort_unstable();
+                    (train, test)
+                } else {
+                    (Vec::new(), all)
+                };
+                AppSplit {
+                    app: i,
+                    role,
+                    entropy: entropies[i],
+                    rank: rank[i],
+                    train,
+                    test,
+                }
+            })
+            .collect();
+        Split { seed, apps }
+    }
+
+    /// Training blocks of the applications whose class is in `classes`, in
+    /// corpus order.
+    pub fn train_blocks(&self, corpus: &Corpus, classes: &[String]) -> Vec<Block> {
+        self.collect(corpus, classes, |s| &s.train)
+    }
+
+    /// Test blocks (seen 20 %, unseen, evaluation) of the applications whose
+    /// class is in `classes`.
+    pub fn test_blocks(&self, corpus: &Corpus, classes: &[String]) -> Vec<Block> {
+        self.collect(corpus, classes, |s| &s.test)
+    }
+
+    fn collect(
+        &self,
+        corpus: &Corpus,
+        classes: &[String],
+        pick: impl Fn(&AppSplit) -> &Vec<u32>,
+    ) -> Vec<Block> {
+        let mut out = Vec::new();
+        for s in &self.apps {
+            let app = &corpus.apps[s.app];
+            if classes.iter().any(|c| *c == app.entry.class) {
+                out.extend(pick(s).iter().map(|&k| app.blocks[k as usize]));
+            }
+        }
+        out
+    }
+
+    /// The test blocks of one application.
+    pub fn app_test_blocks<'a>(
+        &'a self,
+        corpus: &'a Corpus,
+        app: usize,
+    ) -> impl Iterator<Item = &'a Block> + 'a {
+        let blocks = &corpus.apps[app].blocks;
+        self.apps[app]
+            .test
+            .iter()
+            .map(move |&k| &blocks[k as usize])
+    }
+
+    /// One line per application for provenance: `file sha role`.
+    pub fn describe(&self, corpus: &Corpus) -> String {
+        self.apps
+            .iter()
+            .map(|s| {
+                let e = &corpus.apps[s.app].entry;
+                format!("{} {} {}", e.file, e.sha256_16, s.role)
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
