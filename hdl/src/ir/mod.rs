@@ -1,0 +1,33 @@
+//! A small typed IR for generating synthesizable Verilog-2005.
+//!
+//! * [`Module`] — builder for ports, wires, registers, assigns, instances.
+//! * [`Signal`] — handle to a declared signal (name + width).
+//! * [`Expr`] — width-checked expressions; see the width rules there.
+//! * [`Bits`] — fixed-width bit vectors (constants, evaluator values).
+//! * [`Module::check`] / [`Module::emit`] — lint, then print Verilog.
+//! * [`Sim`] — cycle-based evaluator for unit tests.
+//!
+//! See `docs/hw/verilog-ir.md` for conventions.
+
+mod bits;
+mod check;
+mod emit;
+mod error;
+mod eval;
+mod expr;
+mod flat;
+mod ident;
+mod module;
+mod signal;
+
+pub use bits::{Bits, MAX_WIDTH};
+pub use emit::{write_files, VerilogFile};
+pub use error::{IrError, Problem};
+pub use eval::Sim;
+pub use expr::{BinOp, Expr, ReduceOp, LINE_LIMIT};
+pub use ident::{is_keyword, validate_identifier, MAX_IDENT_LEN};
+pub use module::Module;
+pub use signal::{Reset, Signal, SignalKind};
+
+#[cfg(test)]
+mod tests;

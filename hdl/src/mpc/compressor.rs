@@ -1,0 +1,365 @@
+//! The 3-stage MPC compressor (docs/hw/mpc-compressor.md).
+//!
+//! * Stage 1 — predict, transform, score and select: every predictor's
+//!   residues, Gray-coded bit-planes and reorder (wires only, hard-wired
+//!   from the model file), its zero-symbol mask and score, the custom-model
+//!   tests, and the selection rule. Registers: `s1_choice_id`,
+//!   `s1_symbols` (the chosen predictor's symbols), `s1_block`.
+//! * Stage 2 — codes: the Table-1 code of each symbol position (left-aligned
+//!   in a 17-bit slot, zero runs emitted at their first symbol), the payload
+//!   length and the raw check; raw, same-words and zero-block payloads use
+//!   the same slots. Registers: `s2_codes`, `s2_code_lens`,
+//!   `s2_selected_id`, `s2_len`.
+//! * Stage 3 — pack: a tree of variable shifters concatenates the 16 slots
+//!   behind the header. Registers: `s3_bits`, `s3_len`, `s3_model`.
+
+use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, SYMBOLS};
+
+use super::circuits::{
+    bits_for, block_of, byte, eq_const, k, onehot_mux, popcount, shr_var, sum, wire, Pipeline,
+};
+use super::table1::{self, LEN_BITS, SLOT};
+use crate::ir::{Expr, IrError, Module};
+
+/// Width of the `len` ports.
+pub const LEN_WIDTH: u32 = 9;
+
+/// Symbol `m` (16 bits) of a 256-bit symbol bus (symbol 0 in the MSBs).
+pub fn symbol(bus: &Expr, m: usize) -> Result<Expr, IrError> {
+    let hi = 255 - 16 * m as u32;
+    bus.slice(hi, hi - 15)
+}
+
+/// Stage-1 logic of one predictor: prediction, residues, planes, XOR and
+/// reorder. Returns the 256-bit symbol bus.
+fn transform(m: &mut Module, p: usize, pr: &Predictor, block: &Expr) -> Result<Expr, IrError> {
+    let mut preds = Vec::with_capacity(32);
+    let mut residues = Vec::with_capacity(32);
+    for rule in pr.bytes.iter() {
+        preds.push(match *rule {
+            ByteRule::Root => k(0, 8)?,
+            ByteRule::Base { base, shift } => {
+                let b = byte(block, base as usize)?;
+                if shift >= 0 {
+                    b.shl(shift as u32)
+                } else {
+                    b.shr((-shift) as u32)
+                }
+            }
+        });
+    }
+    let pred = wire(m, &format!("pred_p{p}"), block_of(preds)?)?;
+    for j in 0..32 {
+        residues.push(byte(block, j)?.sub(&byte(&pred, j)?)?);
+    }
+    let residue = wire(m, &format!("residue_p{p}"), block_of(residues)?)?;
+    // planes: plane q, column j at bit 32q + j
+    let mut plane_bits = Vec::with_capacity(256);
+    for q in (0..8u32).rev() {
+        for j in (0..32u32).rev() {
+            plane_bits.push(residue.bit(8 * j + q)?);
+        }
+    }
+    let planes = wire(m, &format!("planes_p{p}"), Expr::concat(plane_bits)?)?;
+    let xored = wire(m, &format!("xored_p{p}"), planes.xor(&planes.shr(32))?)?;
+    // reordered stream: stream bit o (bus bit 255-o) = natural[reorder[o]]
+    let mut stream = Vec::with_capacity(256);
+    for &n in pr.reorder.iter() {
+        let n = n as u32;
+        let (q, j) = (7 - n / 32, n % 32);
+        stream.push(xored.bit(32 * q + j)?);
+    }
+    wire(m, &format!("symbols_p{p}"), Expr::concat(stream)?)
+}
+
+/// Zero mask, longest run, zero count of one predictor's symbols.
+fn zero_run_key(m: &mut Module, p: usize, symbols: &Expr) -> Result<Expr, IrError> {
+    let zero: Vec<Expr> = (0..SYMBOLS)
+        .map(|s| Ok(symbol(symbols, s)?.reduce_or().not()))
+        .collect::<Result<_, IrError>>()?;
+    let mask = wire(
+        m,
+        &format!("zero_mask_p{p}"),
+        Expr::concat(zero.iter().rev().cloned())?,
+    )?;
+    // c_k has a set bit where a run of >= k zero symbols ends.
+    let mut flags = Vec::with_capacity(SYMBOLS);
+    let mut c = mask.clone();
+    flags.push(c.reduce_or());
+    for len in 1..SYMBOLS as u32 {
+        c = c.and(&mask.shr(len))?;
+        flags.push(c.reduce_or());
+    }
+    let longest = wire(m, &format!("longest_zero_run_p{p}"), popcount(&flags)?)?;
+    let bits: Vec<Expr> = (0..SYMBOLS as u32)
+        .map(|i| mask.bit(i))
+        .collect::<Result<_, _>>()?;
+    let count = wire(m, &format!("zero_count_p{p}"), popcount(&bits)?)?;
+    Expr::concat([longest, count])
+}
+
+/// Encoded payload length of one predictor's symbols (9 bits).
+fn code_bits(m: &mut Module, name: &str, symbols: &Expr) -> Result<Expr, IrError> {
+    let (lens, _) = symbol_codes(m, name, symbols, false)?;
+    let total = sum(&lens, LEN_WIDTH)?;
+    wire(m, &format!("{name}_code_bits"), total)
+}
+
+/// Per symbol position: the code length and (if `with_codes`) the
+/// left-aligned code.
+fn symbol_codes(
+    m: &mut Module,
+    name: &str,
+    symbols: &Expr,
+    with_codes: bool,
+) -> Result<(Vec<Expr>, Vec<Expr>), IrError> {
+    let mut classes = Vec::with_capacity(SYMBOLS);
+    for s in 0..SYMBOLS {
+        classes.push(table1::classify(
+            m,
+            &format!("{name}_sym{s}"),
+            &symbol(symbols, s)?,
+            with_codes,
+        )?);
+    }
+    let zero: Vec<Expr> = classes.iter().map(|c| c.zero.clone()).collect();
+    let runs = table1::zero_runs(m, name, &zero)?;
+    let mut lens = Vec::with_capacity(SYMBOLS);
+    let mut codes = Vec::with_capacity(SYMBOLS);
+    for (s, c) in classes.iter().enumerate() {
+        let sym = symbol(symbols, s)?;
+        let zlen = table1::zero_len(&runs, s)?;
+        let len = Expr::mux(&c.zero, &zlen, &table1::nonzero_len(c)?)?;
+        lens.push(wire(m, &format!("{name}_len{s}"), len)?);
+        if !with_codes {
+            continue;
+        }
+        // zero-symbol codes: one zero, a run, or (symbol 0, all 16 zero) run 15 + one zero
+        let run = table1::run_length(&zero, s)?;
+        let run_code = Expr::concat([k(0b010, 3)?, run.slice(3, 0)?, k(0, 10)?])?;
+        let full = Expr::concat([k(0b010_1111_0011, 11)?, k(0, 6)?])?;
+        let one = Expr::concat([k(0b0011, 4)?, k(0, 13)?])?;
+        let all = if s == 0 {
+            runs.all.clone()
+        } else {
+            Expr::bool(false)
+        };
+        let zcode = table1::priority(&[(runs.single[s].clone(), one), (all, full)], run_code)?;
+        let zcode = Expr::mux(&runs.start[s], &zcode, &k(0, SLOT)?)?;
+        let code = Expr::mux(&c.zero, &zcode, &table1::nonzero_code(c, &sym)?)?;
+        codes.push(wire(m, &format!("{name}_code{s}"), code)?);
+    }
+    Ok((lens, codes))
+}
+
+/// Select the best predictor: a linear scan in model order that replaces
+/// the best only on a strictly better key (so ties keep the lowest ID).
+/// `better(a, b)` says whether key `a` beats key `b`.
+fn scan_best(
+    m: &mut Module,
+    keys: &[Expr],
+    better: impl Fn(&Expr, &Expr) -> Result<Expr, IrError>,
+) -> Result<(Expr, Expr), IrError> {
+    let iw = bits_for(keys.len().saturating_sub(1) as u64);
+    let mut best_key = keys[0].clone();
+    let mut best_idx = k(0, iw)?;
+    for (p, key) in keys.iter().enumerate().skip(1) {
+        let take = wire(m, &format!("select_take_p{p}"), better(key, &best_key)?)?;
+        best_key = Expr::mux(&take, key, &best_key)?;
+        if p + 1 < keys.len() {
+            best_key = wire(m, &format!("select_key_p{p}"), best_key)?;
+        }
+        best_idx = wire(
+            m,
+            &format!("select_idx_p{p}"),
+            Expr::mux(&take, &k(p as u128, iw)?, &best_idx)?,
+        )?;
+    }
+    Ok((best_idx, best_key))
+}
+
+/// Build `mpc_compressor` for a model set.
+pub fn build(set: &ModelSet) -> Result<Module, IrError> {
+    let h = set.header_bits();
+    let wbits = set.max_bits();
+    let mut m = Module::new("mpc_compressor")?;
+    m.clock("clk")?;
+    m.reset("rst")?;
+    let in_valid = m.input("in_valid", 1)?.expr();
+    let in_ready = m.output("in_ready", 1)?;
+    let in_block = m.input("in_block", 256)?.expr();
+    let out_valid = m.output("out_valid", 1)?;
+    let out_ready = m.input("out_ready", 1)?.expr();
+    let out_bits = m.output("out_bits", wbits)?;
+    let out_len = m.output("out_len", LEN_WIDTH)?;
+    let out_model = m.output("out_model", h)?;
+    let pipe = Pipeline::new(&mut m, 3, &in_valid, &out_ready)?;
+    m.assign(&in_ready, pipe.enable[0].clone())?;
+    m.assign(&out_valid, pipe.valid[2].expr())?;
+
+    // ---- stage 1: predict, transform, score, select
+    let symbols: Vec<Expr> = set
+        .predictors
+        .iter()
+        .enumerate()
+        .map(|(p, pr)| transform(&mut m, p, pr, &in_block))
+        .collect::<Result<_, _>>()?;
+    let is_zero_block = wire(&mut m, "is_zero_block", in_block.reduce_or().not())?;
+    let word0 = in_block.slice(31, 0)?;
+    let mut same = Expr::bool(true);
+    for w in 1..8u32 {
+        same = same.and(&in_block.slice(32 * w + 31, 32 * w)?.cmp_eq(&word0)?)?;
+    }
+    let is_same_words = wire(&mut m, "is_same_words", same)?;
+    let (best, same_words_wins) = match set.selection {
+        Selection::ZeroRun => {
+            let keys: Vec<Expr> = symbols
+                .iter()
+                .enumerate()
+                .map(|(p, s)| zero_run_key(&mut m, p, s))
+                .collect::<Result<_, _>>()?;
+            let (best, _) = scan_best(&mut m, &keys, |a, b| a.cmp_gt(b))?;
+            (best, Expr::bool(true))
+        }
+        Selection::Exact => {
+            let keys: Vec<Expr> = symbols
+                .iter()
+                .enumerate()
+                .map(|(p, s)| code_bits(&mut m, &format!("cand_p{p}"), s))
+                .collect::<Result<_, _>>()?;
+            let (best, best_bits) = scan_best(&mut m, &keys, |a, b| a.cmp_lt(b))?;
+            // same-words (32 bits, lower ID) wins ties
+            (best, k(32, LEN_WIDTH)?.cmp_le(&best_bits)?)
+        }
+    };
+    let best = wire(&mut m, "best_predictor", best)?;
+    let onehot: Vec<Expr> = (0..symbols.len())
+        .map(|p| eq_const(&best, p as u128))
+        .collect::<Result<_, _>>()?;
+    let chosen = wire(&mut m, "chosen_symbols", onehot_mux(&onehot, &symbols)?)?;
+    let pred_id = best
+        .zext(h.max(best.width()))?
+        .add(&k(set.predictor_id(0) as u128, h.max(best.width()))?)?;
+    let pred_id = pred_id.trunc(h)?;
+    let mut choice = pred_id;
+    if let Some(id) = set.same_words_id() {
+        let cond = is_same_words.and(&same_words_wins)?;
+        choice = Expr::mux(&cond, &k(id as u128, h)?, &choice)?;
+    }
+    if let Some(id) = set.zero_block_id() {
+        choice = Expr::mux(&is_zero_block, &k(id as u128, h)?, &choice)?;
+    }
+    let s1_choice_id = pipe.reg(&mut m, 1, "s1_choice_id", choice)?;
+    let s1_symbols = pipe.reg(&mut m, 1, "s1_symbols", chosen)?;
+    let s1_block = pipe.reg(&mut m, 1, "s1_block", in_block.clone())?;
+
+    // ---- stage 2: codes, lengths, raw check
+    let (lens, codes) = symbol_codes(&mut m, "enc", &s1_symbols, true)?;
+    let code_total = wire(&mut m, "enc_code_bits", sum(&lens, LEN_WIDTH)?)?;
+    let is_pred = wire(
+        &mut m,
+        "choice_is_predictor",
+        s1_choice_id.cmp_ge(&k(set.predictor_id(0) as u128, h)?)?,
+    )?;
+    let to_raw = wire(
+        &mut m,
+        "to_raw",
+        is_pred.and(&code_total.cmp_ge(&k(256, LEN_WIDTH)?)?)?,
+    )?;
+    let is_raw_out = to_raw.clone();
+    let is_same_out = match set.same_words_id() {
+        Some(id) => eq_const(&s1_choice_id, id as u128)?,
+        None => Expr::bool(false),
+    };
+    let use_codes = wire(&mut m, "use_codes", is_pred.and(&to_raw.not())?)?;
+    let mut slot_codes = Vec::with_capacity(SYMBOLS);
+    let mut slot_lens = Vec::with_capacity(SYMBOLS);
+    for s in 0..SYMBOLS {
+        // raw payload: bytes 2s, 2s+1 (byte 2s first); same-words: bytes 0..3 in slots 0, 1
+        let raw_chunk = Expr::concat([
+            byte(&s1_block, 2 * s)?,
+            byte(&s1_block, 2 * s + 1)?,
+            k(0, 1)?,
+        ])?;
+        let chunk_sel = if s < 2 {
+            is_raw_out.or(&is_same_out)?
+        } else {
+            is_raw_out.clone()
+        };
+        let code = table1::priority(
+            &[
+                (use_codes.clone(), codes[s].clone()),
+                (chunk_sel.clone(), raw_chunk),
+            ],
+            k(0, SLOT)?,
+        )?;
+        let len = table1::priority(
+            &[
+                (use_codes.clone(), lens[s].clone()),
+                (chunk_sel, k(16, LEN_BITS)?),
+            ],
+            k(0, LEN_BITS)?,
+        )?;
+        slot_codes.push(code);
+        slot_lens.push(len);
+    }
+    let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &s1_choice_id)?;
+    let s2_codes = pipe.reg(&mut m, 2, "s2_codes", Expr::concat(slot_codes)?)?;
+    let s2_code_lens = pipe.reg(&mut m, 2, "s2_code_lens", Expr::concat(slot_lens)?)?;
+    let s2_selected_id = pipe.reg(&mut m, 2, "s2_selected_id", selected)?;
+
+    // ---- stage 3: pack the 16 slots behind the header
+    let mut level: Vec<(Expr, Expr)> = (0..SYMBOLS)
+        .map(|s| {
+            let hi = SLOT * (SYMBOLS as u32 - s as u32) - 1;
+            let lhi = LEN_BITS * (SYMBOLS as u32 - s as u32) - 1;
+            Ok((
+                s2_codes.slice(hi, hi + 1 - SLOT)?,
+                s2_code_lens.slice(lhi, lhi + 1 - LEN_BITS)?,
+            ))
+        })
+        .collect::<Result<_, IrError>>()?;
+    let mut depth = 0;
+    while level.len() > 1 {
+        depth += 1;
+        let mut next = Vec::with_capacity(level.len() / 2);
+        for (i, pair) in level.chunks(2).enumerate() {
+            let ((a, la), (b, lb)) = (&pair[0], &pair[1]);
+            let wa = a.width();
+            let wb = b.width();
+            let last = level.len() == 2;
+            let name = format!("pack{depth}_{i}");
+            // Payloads never exceed 256 bits, so the last merge keeps only
+            // the top 256 bits of {a, 0} | ({b, 0} >> la).
+            let out_w = if last { 256 } else { wa + wb };
+            let b_ext = Expr::concat([b.clone(), k(0, out_w - wb)?])?;
+            let shifted = shr_var(&mut m, &name, &b_ext, la)?;
+            let merged = Expr::concat([a.clone(), k(0, out_w - wa)?])?.or(&shifted)?;
+            let lw = bits_for(((wa + wb) as u64).min(511));
+            let len = la
+                .zext(lw.max(la.width()))?
+                .add(&lb.zext(lw.max(la.width()))?)?;
+            if last {
+                next.push((merged, len));
+            } else {
+                next.push((
+                    wire(&mut m, &name, merged)?,
+                    wire(&mut m, &format!("{name}_len"), len)?,
+                ));
+            }
+        }
+        level = next;
+    }
+    let (payload, payload_len) = level.remove(0);
+    let bits = Expr::concat([s2_selected_id.clone(), payload])?;
+    let total_len = payload_len
+        .zext(LEN_WIDTH)?
+        .add(&k(h as u128, LEN_WIDTH)?)?;
+    let s3_bits = pipe.reg(&mut m, 3, "s3_bits", bits)?;
+    let s3_len = pipe.reg(&mut m, 3, "s3_len", total_len)?;
+    let s3_model = pipe.reg(&mut m, 3, "s3_model", s2_selected_id)?;
+    m.assign(&out_bits, s3_bits)?;
+    m.assign(&out_len, s3_len)?;
+    m.assign(&out_model, s3_model)?;
+    Ok(m)
+}
