@@ -5,7 +5,7 @@ MODEL   ?= models/example
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run test lint fmt bench ratio clean
+.PHONY: all setup run gen test lint fmt bench ratio clean
 
 all: run
 
@@ -13,10 +13,18 @@ all: run
 setup:
 	bash .ci/install-tools
 
-## The main job on the shipped default model set.
-run:
-	$(CARGO) build --release --workspace
+## The main job on the shipped default model set: generate the RTL into
+## build/<set>/, lint it, and report the set's compression ratio on the corpus.
+run: gen
 	$(CARGO) run --release -p golden --bin mpc -- ratio --verify --model $(MODEL) $(wildcard $(CORPUS)/*/*.bin)
+
+## Generate the compressor and decompressor Verilog for MODEL and lint it.
+gen:
+	$(CARGO) run --release -p hdl --bin gen -- --model $(MODEL)
+	@dir=build/$$(sed -n 's/^name = "\(.*\)"/\1/p' $(MODEL)/model.toml | head -1); \
+	if command -v verilator >/dev/null; then \
+	  for f in $$dir/mpc_compressor.v $$dir/mpc_decompressor.v; do verilator --lint-only -Wall $$f && echo "verilator -Wall: $$f clean"; done; \
+	else echo "verilator not found: sudo apt-get install verilator (or make setup)"; fi
 
 ## Every test: formatting, lints, unit/property/integration tests.
 test: lint

@@ -11,7 +11,11 @@
 //!    neither all-zero nor all-words-same ([`app_entropy`]).
 //! 3. Applications are sorted by that entropy, descending (ties by file
 //!    name); every fourth one (ranks 3, 7, 11, ... counting from 0) is
-//!    *unseen*: none of its blocks trains.
+//!    *unseen*: none of its blocks trains. Exception: an application is
+//!    never made unseen when no other application of its class would remain
+//!    for training (fp16 and bf16 have one file each); the unseen slot then
+//!    passes to the next application in the order, and the count of four
+//!    restarts from the one that took it.
 //! 4. In every other application a seeded shuffle ([`SplitMix64`], seeded
 //!    from the split seed and the file name) puts `floor(0.8 n)` blocks into
 //!    training and the rest into the *seen* test set.
@@ -466,8 +470,22 @@ impl Split {
                 .then_with(|| corpus.apps[a].entry.file.cmp(&corpus.apps[b].entry.file))
         });
         let mut rank = vec![None; corpus.apps.len()];
+        let mut unseen = vec![false; corpus.apps.len()];
+        let mut since_unseen = 0;
         for (r, &i) in order.iter().enumerate() {
             rank[i] = Some(r);
+            let class = &corpus.apps[i].entry.class;
+            // Another application of this class that is not unseen (yet):
+            // every class keeps at least one training application.
+            let keeps_one = order
+                .iter()
+                .any(|&o| o != i && !unseen[o] && corpus.apps[o].entry.class == *class);
+            if since_unseen >= UNSEEN_EVERY - 1 && keeps_one {
+                unseen[i] = true;
+                since_unseen = 0;
+            } else {
+                since_unseen += 1;
+            }
         }
         let apps = corpus
             .apps
@@ -478,7 +496,7 @@ impl Split {
                 let all: Vec<u32> = (0..n as u32).collect();
                 let role = match rank[i] {
                     None => AppRole::Evaluation,
-                    Some(r) if r % UNSEEN_EVERY == UNSEEN_EVERY - 1 => AppRole::Unseen,
+                    Some(_) if unseen[i] => AppRole::Unseen,
                     Some(_) => AppRole::Seen,
                 };
                 let (train, test) = if role == AppRole::Seen {
@@ -531,7 +549,7 @@ impl Split {
         let mut out = Vec::new();
         for s in &self.apps {
             let app = &corpus.apps[s.app];
-            if classes.iter().any(|c| *c == app.entry.class) {
+            if classes.contains(&app.entry.class) {
                 out.extend(pick(s).iter().map(|&k| app.blocks[k as usize]));
             }
         }

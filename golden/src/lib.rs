@@ -3,4 +3,6 @@
 
 pub mod bits;
 pub mod blocks;
+pub mod corpus;
 pub mod mpc;
+pub mod train;

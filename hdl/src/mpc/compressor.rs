@@ -204,14 +204,25 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
         .enumerate()
         .map(|(p, pr)| transform(&mut m, p, pr, &in_block))
         .collect::<Result<_, _>>()?;
-    let is_zero_block = wire(&mut m, "is_zero_block", in_block.reduce_or().not())?;
-    let word0 = in_block.slice(31, 0)?;
-    let mut same = Expr::bool(true);
-    for w in 1..8u32 {
-        same = same.and(&in_block.slice(32 * w + 31, 32 * w)?.cmp_eq(&word0)?)?;
-    }
-    let is_same_words = wire(&mut m, "is_same_words", same)?;
+    // custom-model tests, only for the custom models the set has
+    let is_zero_block = if set.custom.zero_block {
+        wire(&mut m, "is_zero_block", in_block.reduce_or().not())?
+    } else {
+        Expr::bool(false)
+    };
+    let is_same_words = if set.custom.same_words {
+        let word0 = in_block.slice(31, 0)?;
+        let mut same = Expr::bool(true);
+        for w in 1..8u32 {
+            same = same.and(&in_block.slice(32 * w + 31, 32 * w)?.cmp_eq(&word0)?)?;
+        }
+        wire(&mut m, "is_same_words", same)?
+    } else {
+        Expr::bool(false)
+    };
     let (best, same_words_wins) = match set.selection {
+        // a single predictor is always the one chosen: no score needed
+        Selection::ZeroRun if symbols.len() == 1 => (k(0, 1)?, Expr::bool(true)),
         Selection::ZeroRun => {
             let keys: Vec<Expr> = symbols
                 .iter()
