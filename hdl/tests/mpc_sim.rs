@@ -124,7 +124,7 @@ fn random_set(seed: &mut u64, n: usize, selection: Selection) -> ModelSet {
             }
             let mut bytes = [ByteRule::Root; 32];
             for (pos, &j) in order.iter().enumerate().skip(1) {
-                if lcg(seed) % 8 != 0 {
+                if !lcg(seed).is_multiple_of(8) {
                     let base = order[(lcg(seed) % pos as u64) as usize] as u8;
                     let shift = (lcg(seed) % 15) as i8 - 7;
                     bytes[j] = ByteRule::Base { base, shift };
@@ -145,8 +145,8 @@ fn random_set(seed: &mut u64, n: usize, selection: Selection) -> ModelSet {
         name: "random".into(),
         selection,
         custom: CustomModels {
-            zero_block: lcg(seed) % 2 == 0,
-            same_words: lcg(seed) % 2 == 0,
+            zero_block: lcg(seed).is_multiple_of(2),
+            same_words: lcg(seed).is_multiple_of(2),
         },
         predictors,
         provenance: Provenance::default(),
