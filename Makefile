@@ -1,7 +1,7 @@
 # Top-level entry points. `make setup run` on a fresh Debian machine installs
 # the tools and runs the main job; `make test` runs every test.
 
-MODEL   ?= models/example
+MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
