@@ -82,8 +82,8 @@ struct PredictorTables {
     /// Branch-free prediction: `((ext[base] << left) & 0xff) >> right` where
     /// `ext` is the block followed by a zero byte (index 32, used by roots).
     pred_base: [u8; BLOCK_BYTES],
-    pred_left: [u8; BLOCK_BYTES],
-    pred_right: [u8; BLOCK_BYTES],
+    /// `(byte, left, right)` for the bytes whose shift is not 0.
+    shifted: Vec<(u8, u8, u8)>,
     /// Restore order: every byte after its base.
     order: [usize; BLOCK_BYTES],
     /// Symbol m is zero iff layout-L planes AND `zero_masks[m]` is zero.
@@ -128,23 +128,21 @@ impl PredictorTables {
             ByteRule::Base { base, shift } => Some((base, shift)),
         });
         let mut pred_base = [BLOCK_BYTES as u8; BLOCK_BYTES];
-        let mut pred_left = [0u8; BLOCK_BYTES];
-        let mut pred_right = [0u8; BLOCK_BYTES];
+        let mut shifted = Vec::new();
         for (j, r) in rules.iter().enumerate() {
             if let Some((b, k)) = *r {
                 pred_base[j] = b;
-                if k >= 0 {
-                    pred_left[j] = k as u8;
-                } else {
-                    pred_right[j] = (-k) as u8;
+                if k > 0 {
+                    shifted.push((j as u8, k as u8, 0));
+                } else if k < 0 {
+                    shifted.push((j as u8, 0, (-k) as u8));
                 }
             }
         }
         PredictorTables {
             rules,
             pred_base,
-            pred_left,
-            pred_right,
+            shifted,
             order: transform::restore_order(p),
             zero_masks,
             forward,
@@ -157,25 +155,26 @@ impl PredictorTables {
     fn planes(&self, block: &[u8; BLOCK_BYTES]) -> Bits256 {
         let mut ext = [0u8; BLOCK_BYTES + 1];
         ext[..BLOCK_BYTES].copy_from_slice(block);
-        let mut res = [0u8; BLOCK_BYTES];
-        for j in 0..BLOCK_BYTES {
-            let v = ext[self.pred_base[j] as usize] as u32;
-            let pred = (((v << self.pred_left[j]) & 0xff) >> self.pred_right[j]) as u8;
-            res[j] = block[j].wrapping_sub(pred);
+        // gather the bases (roots read the zero byte), then shift the few
+        // bytes whose ratio is not 1
+        let mut pred = [0u8; BLOCK_BYTES];
+        for (p, &b) in pred.iter_mut().zip(self.pred_base.iter()) {
+            *p = ext[b as usize];
         }
-        std::array::from_fn(|c| {
-            let x = u64::from_le_bytes([
-                res[8 * c],
-                res[8 * c + 1],
-                res[8 * c + 2],
-                res[8 * c + 3],
-                res[8 * c + 4],
-                res[8 * c + 5],
-                res[8 * c + 6],
-                res[8 * c + 7],
-            ]);
-            transpose8(x ^ ((x >> 1) & 0x7f7f_7f7f_7f7f_7f7f))
-        })
+        for &(j, left, right) in &self.shifted {
+            let v = pred[j as usize] as u32;
+            pred[j as usize] = (((v << left) & 0xff) >> right) as u8;
+        }
+        const H: u64 = 0x8080_8080_8080_8080;
+        let mut out = [0u64; 4];
+        for (c, (xb, yb)) in block.chunks_exact(8).zip(pred.chunks_exact(8)).enumerate() {
+            let x = u64::from_le_bytes(xb.try_into().unwrap_or([0; 8]));
+            let y = u64::from_le_bytes(yb.try_into().unwrap_or([0; 8]));
+            // byte-wise wrapping x - y
+            let r = ((x | H) - (y & !H)) ^ ((x ^ !y) & H);
+            out[c] = transpose8(r ^ ((r >> 1) & 0x7f7f_7f7f_7f7f_7f7f));
+        }
+        out
     }
 
     #[inline]
