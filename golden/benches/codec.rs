@@ -7,7 +7,10 @@ use std::time::Instant;
 /// CPU time of this thread in seconds: throughput per core that does not
 /// depend on what else the machine runs.
 fn thread_cpu() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -79,8 +82,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if check != orig {
         return Err("decompressed data differ from the input".into());
     }
-    println!("compress   {:8.1} MB/s per core (CPU time; {:.1} MB/s wall)", mb / ccpu, mb / ct);
-    println!("decompress {:8.1} MB/s per core (CPU time; {:.1} MB/s wall)", mb / dcpu, mb / dt);
+    println!(
+        "compress   {:8.1} MB/s per core (CPU time; {:.1} MB/s wall)",
+        mb / ccpu,
+        mb / ct
+    );
+    println!(
+        "decompress {:8.1} MB/s per core (CPU time; {:.1} MB/s wall)",
+        mb / dcpu,
+        mb / dt
+    );
     println!(
         "ratio      {:8.3}",
         (blocks.len() * 256) as f64 / bits as f64
