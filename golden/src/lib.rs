@@ -1,8 +1,10 @@
 //! Bit-exact reference models of the GPU memory compressors this project
 //! generates hardware for. The RTL in `hdl` is checked against these.
 
+pub mod baselines;
 pub mod bits;
 pub mod blocks;
 pub mod corpus;
+pub mod eval;
 pub mod mpc;
 pub mod train;
