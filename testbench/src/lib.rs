@@ -1,1 +1,97 @@
-//! Co-simulation drivers (in progress).
+//! Co-simulation of the generated MPC RTL against the golden model
+//! (docs/hw/cosim.md).
+//!
+//! * [`vectors`]: input vectors (corpus, random, corner cases, Table-1
+//!   patterns, malformed compressed blocks) and their hex files.
+//! * [`schedule`]: per-cycle stalls, backpressure and resets; the model of
+//!   an ideal pipeline under the testbench.
+//! * [`sim`]: compiling and running `tb/mpc_tb.sv` on Icarus or Verilator.
+//! * [`output`], [`compare`]: the testbench's records and the block-by-block
+//!   comparison with the golden model.
+//! * [`vcd`], [`locate`]: on a mismatch, the first pipeline stage that
+//!   differs, from a VCD of the failing block, plus a GTKWave save file.
+//! * [`rtl`]: the generated units of a model set.
+//! * [`run`]: everything together, as the `cosim` binary uses it.
+
+pub mod compare;
+pub mod hex;
+pub mod locate;
+pub mod output;
+pub mod rng;
+pub mod rtl;
+pub mod run;
+pub mod schedule;
+pub mod sim;
+pub mod vcd;
+pub mod vectors;
+
+use std::fmt;
+
+/// Which design a run checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Unit {
+    Compressor,
+    Decompressor,
+    /// `mpc_compressor` feeding `mpc_decompressor`.
+    Loopback,
+}
+
+impl Unit {
+    pub const ALL: [Unit; 3] = [Unit::Compressor, Unit::Decompressor, Unit::Loopback];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Compressor => "compressor",
+            Unit::Decompressor => "decompressor",
+            Unit::Loopback => "loopback",
+        }
+    }
+
+    /// The testbench define that selects the unit.
+    pub fn define(self) -> &'static str {
+        match self {
+            Unit::Compressor => "UNIT_COMPRESSOR",
+            Unit::Decompressor => "UNIT_DECOMPRESSOR",
+            Unit::Loopback => "UNIT_LOOPBACK",
+        }
+    }
+
+    /// Pipeline stages between the testbench's input and output.
+    pub fn stages(self, params: &rtl::Params) -> usize {
+        match self {
+            Unit::Compressor => params.compressor_latency,
+            Unit::Decompressor => params.decompressor_latency,
+            Unit::Loopback => params.compressor_latency + params.decompressor_latency,
+        }
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Simulator {
+    Icarus,
+    Verilator,
+}
+
+impl Simulator {
+    pub const ALL: [Simulator; 2] = [Simulator::Icarus, Simulator::Verilator];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Simulator::Icarus => "icarus",
+            Simulator::Verilator => "verilator",
+        }
+    }
+}
+
+impl fmt::Display for Simulator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
