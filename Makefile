@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint fmt bench ratio clean
+.PHONY: all setup run gen test lint cosim-all fmt bench ratio synth synth-scaling sim cosim clean
 
 all: run
 
@@ -26,9 +26,23 @@ gen:
 	  for f in $$dir/mpc_compressor.v $$dir/mpc_decompressor.v; do verilator --lint-only -Wall $$f && echo "verilator -Wall: $$f clean"; done; \
 	else echo "verilator not found: sudo apt-get install verilator (or make setup)"; fi
 
-## Every test: formatting, lints, unit/property/integration tests.
+## Every test: formatting, lints, unit/property/integration tests, and a
+## short co-simulation of every shipped model set on both simulators.
 test: lint
 	$(CARGO) test --workspace
+	$(MAKE) cosim-all
+
+SHIPPED_SETS ?= $(sort $(dir $(wildcard models/*/model.toml)))
+COSIM_BLOCKS ?= 200
+
+## Short co-simulation (compressor, decompressor, loopback) of every shipped
+## set on Icarus and Verilator.
+cosim-all:
+	$(CARGO) build --release -p testbench --bin cosim
+	@for m in $(SHIPPED_SETS); do \
+	  echo "== cosim $$m"; \
+	  $(CARGO) run --release -q -p testbench --bin cosim -- --model $$m --sim both --unit all --blocks $(COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus) || exit 1; \
+	done
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -36,6 +50,32 @@ lint:
 
 fmt:
 	$(CARGO) fmt --all
+
+## Synthesis (docs/hw/synthesis.md): Yosys + OpenSTA on the generated units,
+## report in build/<set>/synth/report.md and report.json.
+synth:
+	$(CARGO) run --release -p synth --bin synth -- --model $(MODEL)
+
+## Area vs number of predictors (1,3,5,7,9) and selection rule:
+## build/scaling/report.md (area-only runs; ~10 minutes).
+SCALING_MODEL ?= models/extended
+synth-scaling:
+	$(CARGO) run --release -p synth --bin synth -- --scaling --model $(SCALING_MODEL)
+
+## Co-simulation (docs/hw/cosim.md): the generated units of MODEL against the
+## golden model on SIM (icarus | verilator | both), UNIT (compressor |
+## decompressor | loopback | all), BLOCKS vectors per unit (default 1000000
+## on Verilator, 10000 otherwise), with stalls and mid-stream resets.
+SIM     ?= verilator
+UNIT    ?= all
+SEED    ?= 1
+BLOCKS  ?= $(if $(filter verilator,$(SIM)),1000000,10000)
+sim:
+	$(CARGO) run --release -p testbench --bin cosim -- --model $(MODEL) --sim $(SIM) --unit $(UNIT) --blocks $(BLOCKS) --seed $(SEED) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+
+## Short co-simulation of every unit on both simulators (what CI runs).
+cosim:
+	$(CARGO) run --release -p testbench --bin cosim -- --model $(MODEL) --sim both --unit all --blocks 3000 --seed $(SEED) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 ## Throughput benchmarks of the golden codecs over the corpus.
 bench:
