@@ -1,0 +1,392 @@
+//! Analysis of a flat Yosys netlist (`write_json`): cell attribution to
+//! pipeline stages / blocks by forward cone propagation, and logic depth.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::SynthError;
+
+/// One cell of the netlist, with its pins reduced to bit ids.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub name: String,
+    pub kind: String,
+    pub inputs: Vec<usize>,
+    pub outputs: Vec<usize>,
+}
+
+impl Cell {
+    /// A flip-flop (liberty `DFF*`, Yosys `$_DFF*`, `$_SDFF*`, `$_DFFE*`...).
+    pub fn is_flop(&self) -> bool {
+        let k = self.kind.to_ascii_uppercase();
+        k.contains("DFF") || k.contains("LATCH")
+    }
+}
+
+/// A flat netlist: cells, named nets and ports. Bit ids are Yosys's;
+/// constants are mapped to ids 0 and 1 (Yosys's own ids start at 2).
+#[derive(Debug, Clone, Default)]
+pub struct Netlist {
+    pub cells: Vec<Cell>,
+    /// bit id -> public names `name[i]` (without `[i]` for 1-bit nets).
+    pub bit_names: HashMap<usize, Vec<String>>,
+    pub input_bits: Vec<usize>,
+    /// (port name, bit) of every output port bit.
+    pub output_bits: Vec<(String, usize)>,
+}
+
+fn bit_id(v: &Value) -> Option<usize> {
+    match v {
+        Value::Number(n) => n.as_u64().map(|x| x as usize),
+        Value::String(s) if s == "1" => Some(1),
+        Value::String(_) => Some(0),
+        _ => None,
+    }
+}
+
+fn bits_of(v: Option<&Value>) -> Vec<usize> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(bit_id).collect())
+        .unwrap_or_default()
+}
+
+impl Netlist {
+    pub fn load(path: &Path, top: &str) -> Result<Netlist, SynthError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SynthError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let bad = |problem: String| SynthError::Netlist {
+            path: path.to_path_buf(),
+            problem,
+        };
+        let json: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let module = json
+            .get("modules")
+            .and_then(|m| m.get(top))
+            .ok_or_else(|| bad(format!("no module `{top}`")))?;
+        let mut nl = Netlist::default();
+        if let Some(ports) = module.get("ports").and_then(Value::as_object) {
+            for (name, p) in ports {
+                let bits = bits_of(p.get("bits"));
+                match p.get("direction").and_then(Value::as_str) {
+                    Some("input") => nl.input_bits.extend(bits),
+                    Some("output") => nl
+                        .output_bits
+                        .extend(bits.into_iter().map(|b| (name.clone(), b))),
+                    _ => {}
+                }
+            }
+        }
+        if let Some(cells) = module.get("cells").and_then(Value::as_object) {
+            for (name, c) in cells {
+                let kind = c
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string();
+                let dirs = c.get("port_directions").and_then(Value::as_object);
+                let conns = c.get("connections").and_then(Value::as_object);
+                let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
+                if let (Some(dirs), Some(conns)) = (dirs, conns) {
+                    for (pin, bits) in conns {
+                        let bits = bits_of(Some(bits));
+                        match dirs.get(pin).and_then(Value::as_str) {
+                            Some("output") => outputs.extend(bits),
+                            _ => inputs.extend(bits),
+                        }
+                    }
+                }
+                nl.cells.push(Cell {
+                    name: name.clone(),
+                    kind,
+                    inputs,
+                    outputs,
+                });
+            }
+        }
+        if let Some(nets) = module.get("netnames").and_then(Value::as_object) {
+            for (name, n) in nets {
+                if n.get("hide_name").and_then(Value::as_u64) == Some(1) {
+                    continue;
+                }
+                let bits = bits_of(n.get("bits"));
+                let single = bits.len() == 1;
+                for (i, b) in bits.into_iter().enumerate() {
+                    if b < 2 {
+                        continue;
+                    }
+                    let full = if single {
+                        name.clone()
+                    } else {
+                        format!("{name}[{i}]")
+                    };
+                    nl.bit_names.entry(b).or_default().push(full);
+                }
+            }
+        }
+        Ok(nl)
+    }
+
+    /// Name of a net bit without its `[i]` index, for every name of `bit`.
+    fn base_names(&self, bit: usize) -> impl Iterator<Item = &str> {
+        self.bit_names
+            .get(&bit)
+            .into_iter()
+            .flatten()
+            .map(|n| n.split('[').next().unwrap_or(n))
+    }
+
+    /// The register (base name) a flop's output drives, if it has a name.
+    pub fn flop_register(&self, cell: &Cell) -> Option<String> {
+        cell.outputs
+            .iter()
+            .flat_map(|&b| self.base_names(b))
+            .find(|n| stage_of(n).is_some())
+            .or_else(|| cell.outputs.iter().flat_map(|&b| self.base_names(b)).next())
+            .map(str::to_string)
+    }
+
+    /// Combinational cells in topological order (drivers first).
+    fn comb_topo(&self) -> Vec<usize> {
+        let mut driver: HashMap<usize, usize> = HashMap::new();
+        for (i, c) in self.cells.iter().enumerate() {
+            if !c.is_flop() {
+                for &b in &c.outputs {
+                    driver.insert(b, i);
+                }
+            }
+        }
+        let n = self.cells.len();
+        let mut indeg = vec![0usize; n];
+        let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, c) in self.cells.iter().enumerate() {
+            if c.is_flop() {
+                continue;
+            }
+            for b in &c.inputs {
+                if let Some(&d) = driver.get(b) {
+                    succ[d].push(i);
+                    indeg[i] += 1;
+                }
+            }
+        }
+        let mut order: Vec<usize> = (0..n)
+            .filter(|&i| !self.cells[i].is_flop() && indeg[i] == 0)
+            .collect();
+        let mut k = 0;
+        while k < order.len() {
+            let i = order[k];
+            k += 1;
+            for &s in &succ[i] {
+                indeg[s] -= 1;
+                if indeg[s] == 0 {
+                    order.push(s);
+                }
+            }
+        }
+        order
+    }
+
+    /// Attribute every cell to labels. `flop_label` gives the label of a
+    /// flip-flop (from its register name); `boundary` gives a label for a
+    /// named net bit that ends a block (a kept wire), `port_label` one for an
+    /// output port. A combinational cell gets the labels of everything its
+    /// output reaches before a flop, a boundary or a port; its area is split
+    /// evenly between them. Returns label -> (area, cells); cells reaching
+    /// nothing go to `"unattributed"`.
+    pub fn attribute(
+        &self,
+        area: &dyn Fn(&Cell) -> f64,
+        flop_label: &dyn Fn(Option<&str>) -> String,
+        boundary: &dyn Fn(&str) -> Option<String>,
+        port_label: &dyn Fn(&str) -> String,
+    ) -> BTreeMap<String, (f64, f64)> {
+        let mut labels: Vec<String> = Vec::new();
+        let intern = |s: String, labels: &mut Vec<String>| -> usize {
+            if let Some(i) = labels.iter().position(|l| *l == s) {
+                i
+            } else {
+                labels.push(s);
+                labels.len() - 1
+            }
+        };
+        // Per bit: consumers, boundary label, port label.
+        let mut consumers: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (i, c) in self.cells.iter().enumerate() {
+            for &b in &c.inputs {
+                consumers.entry(b).or_default().push(i);
+            }
+        }
+        let mut fixed: HashMap<usize, u128> = HashMap::new();
+        for (&b, names) in &self.bit_names {
+            for n in names {
+                let base = n.split('[').next().unwrap_or(n);
+                if let Some(l) = boundary(base) {
+                    let id = intern(l, &mut labels);
+                    *fixed.entry(b).or_default() |= 1u128 << id.min(127);
+                    break;
+                }
+            }
+        }
+        let mut port_bits: HashMap<usize, u128> = HashMap::new();
+        for (p, b) in &self.output_bits {
+            let id = intern(port_label(p), &mut labels);
+            *port_bits.entry(*b).or_default() |= 1u128 << id.min(127);
+        }
+        let mut cell_set = vec![0u128; self.cells.len()];
+        let mut flop_names: Vec<Option<String>> = vec![None; self.cells.len()];
+        for (i, c) in self.cells.iter().enumerate() {
+            if c.is_flop() {
+                flop_names[i] = self.flop_register(c);
+                let id = intern(flop_label(flop_names[i].as_deref()), &mut labels);
+                cell_set[i] = 1u128 << id.min(127);
+            }
+        }
+        let order = self.comb_topo();
+        for &i in order.iter().rev() {
+            let mut set = 0u128;
+            for &b in &self.cells[i].outputs {
+                if let Some(&f) = fixed.get(&b) {
+                    set |= f;
+                    continue;
+                }
+                set |= port_bits.get(&b).copied().unwrap_or(0);
+                for &c in consumers.get(&b).into_iter().flatten() {
+                    set |= cell_set[c];
+                }
+            }
+            cell_set[i] = set;
+        }
+        let mut out: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        for (i, c) in self.cells.iter().enumerate() {
+            let set = cell_set[i];
+            let a = area(c);
+            let n = set.count_ones();
+            if n == 0 {
+                let e = out.entry("unattributed".to_string()).or_default();
+                e.0 += a;
+                e.1 += 1.0;
+                continue;
+            }
+            for (id, l) in labels.iter().enumerate() {
+                if set & (1u128 << id.min(127)) != 0 {
+                    let e = out.entry(l.clone()).or_default();
+                    e.0 += a / n as f64;
+                    e.1 += 1.0 / n as f64;
+                }
+            }
+        }
+        out
+    }
+
+    /// Logic depth (cells on the longest combinational path) ending at each
+    /// flop input and output port, grouped by `flop_label` / `port_label`:
+    /// label -> (depth, start net, end net).
+    pub fn depths(
+        &self,
+        flop_label: &dyn Fn(Option<&str>) -> String,
+        port_label: &dyn Fn(&str) -> String,
+    ) -> BTreeMap<String, Depth> {
+        let mut driver: HashMap<usize, usize> = HashMap::new();
+        for (i, c) in self.cells.iter().enumerate() {
+            for &b in &c.outputs {
+                driver.insert(b, i);
+            }
+        }
+        let n = self.cells.len();
+        let mut level = vec![0u32; n];
+        let mut from: Vec<Option<usize>> = vec![None; n];
+        for &i in &self.comb_topo() {
+            let mut best = (0u32, None);
+            for b in &self.cells[i].inputs {
+                if let Some(&d) = driver.get(b) {
+                    if !self.cells[d].is_flop() && level[d] > best.0 {
+                        best = (level[d], Some(d));
+                    }
+                }
+            }
+            level[i] = best.0 + 1;
+            from[i] = best.1;
+        }
+        let start_name = |mut i: usize| -> String {
+            while let Some(p) = from[i] {
+                i = p;
+            }
+            // The start is an input of cell i that is a flop output or port.
+            for b in &self.cells[i].inputs {
+                let comb_driven = driver.get(b).is_some_and(|&d| !self.cells[d].is_flop());
+                if !comb_driven {
+                    if let Some(nm) = self.bit_names.get(b).and_then(|v| v.first()) {
+                        return nm.clone();
+                    }
+                }
+            }
+            "?".to_string()
+        };
+        let mut out: BTreeMap<String, Depth> = BTreeMap::new();
+        let mut visit = |label: String, b: usize, end: String| {
+            let lv = driver
+                .get(&b)
+                .filter(|&&d| !self.cells[d].is_flop())
+                .map(|&d| (level[d], d));
+            let e = out.entry(label).or_default();
+            if let Some((lv, d)) = lv {
+                if lv > e.levels {
+                    e.levels = lv;
+                    e.start = start_name(d);
+                    e.end = end;
+                }
+            }
+        };
+        for c in self.cells.iter().filter(|c| c.is_flop()) {
+            let reg = self.flop_register(c);
+            let label = flop_label(reg.as_deref());
+            for &b in &c.inputs {
+                visit(label.clone(), b, reg.clone().unwrap_or_default());
+            }
+        }
+        for (p, b) in &self.output_bits {
+            visit(port_label(p), *b, p.clone());
+        }
+        out
+    }
+
+    /// Number of flip-flop cells.
+    pub fn flop_count(&self) -> usize {
+        self.cells.iter().filter(|c| c.is_flop()).count()
+    }
+}
+
+/// Longest combinational path to one group of endpoints.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Depth {
+    pub levels: u32,
+    pub start: String,
+    pub end: String,
+}
+
+/// `s<N>_...` -> N.
+pub fn stage_of(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('s')?;
+    let (num, tail) = rest.split_once('_')?;
+    if tail.is_empty() || num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    num.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_names() {
+        assert_eq!(stage_of("s1_symbols"), Some(1));
+        assert_eq!(stage_of("s12_x"), Some(12));
+        assert_eq!(stage_of("sel_x"), None);
+        assert_eq!(stage_of("s_x"), None);
+    }
+}
