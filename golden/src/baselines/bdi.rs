@@ -39,13 +39,7 @@ pub struct Bdi {
 
 impl Bdi {
     pub fn new(block_bytes: usize) -> Result<Bdi, ConfigError> {
-        if !super::BLOCK_SIZES.contains(&block_bytes) {
-            return Err(ConfigError::BlockSize {
-                codec: NAME,
-                bytes: block_bytes,
-                supported: "32 or 128",
-            });
-        }
+        let block_bytes = super::check_block_size(NAME, block_bytes)?;
         Ok(Bdi { block: block_bytes })
     }
 }

@@ -46,13 +46,7 @@ pub struct Bpc {
 
 impl Bpc {
     pub fn new(block_bytes: usize) -> Result<Bpc, ConfigError> {
-        if !super::BLOCK_SIZES.contains(&block_bytes) {
-            return Err(ConfigError::BlockSize {
-                codec: NAME,
-                bytes: block_bytes,
-                supported: "32 or 128",
-            });
-        }
+        let block_bytes = super::check_block_size(NAME, block_bytes)?;
         let m = (block_bytes / 4 - 1) as u32;
         Ok(Bpc {
             block: block_bytes,
@@ -79,16 +73,6 @@ impl Bpc {
     }
 }
 
-fn sext_fits(w: u32, bits: u32) -> bool {
-    let lim = 1i32 << (bits - 1);
-    (-lim..lim).contains(&(w as i32))
-}
-
-fn sext(v: u64, bits: u32) -> u32 {
-    let sh = 32 - bits;
-    (((v as u32) << sh) as i32 >> sh) as u32
-}
-
 impl BlockCodec for Bpc {
     fn name(&self) -> &str {
         NAME
@@ -109,13 +93,13 @@ impl BlockCodec for Bpc {
         let base = words[0];
         if base == 0 {
             w.put(0b000, 3);
-        } else if sext_fits(base, 4) {
+        } else if super::sext_fits(base, 4) {
             w.put(0b001, 3);
             w.put(base as u64 & 0xf, 4);
-        } else if sext_fits(base, 8) {
+        } else if super::sext_fits(base, 8) {
             w.put(0b010, 3);
             w.put(base as u64 & 0xff, 8);
-        } else if sext_fits(base, 16) {
+        } else if super::sext_fits(base, 16) {
             w.put(0b011, 3);
             w.put(base as u64 & 0xffff, 16);
         } else {
@@ -176,9 +160,9 @@ impl BlockCodec for Bpc {
         } else {
             match r.get(2)? {
                 0 => 0,
-                1 => sext(r.get(4)?, 4),
-                2 => sext(r.get(8)?, 8),
-                _ => sext(r.get(16)?, 16),
+                1 => super::sext32(r.get(4)?, 4),
+                2 => super::sext32(r.get(8)?, 8),
+                _ => super::sext32(r.get(16)?, 16),
             }
         };
         let mut dbp = [0u64; PLANES];

@@ -33,13 +33,7 @@ pub struct CPack {
 
 impl CPack {
     pub fn new(block_bytes: usize) -> Result<CPack, ConfigError> {
-        if !super::BLOCK_SIZES.contains(&block_bytes) {
-            return Err(ConfigError::BlockSize {
-                codec: NAME,
-                bytes: block_bytes,
-                supported: "32 or 128",
-            });
-        }
+        let block_bytes = super::check_block_size(NAME, block_bytes)?;
         Ok(CPack { block: block_bytes })
     }
 }

@@ -32,21 +32,9 @@ pub struct Fpc {
 
 impl Fpc {
     pub fn new(block_bytes: usize) -> Result<Fpc, ConfigError> {
-        if !super::BLOCK_SIZES.contains(&block_bytes) {
-            return Err(ConfigError::BlockSize {
-                codec: NAME,
-                bytes: block_bytes,
-                supported: "32 or 128",
-            });
-        }
+        let block_bytes = super::check_block_size(NAME, block_bytes)?;
         Ok(Fpc { block: block_bytes })
     }
-}
-
-fn sext_fits(w: u32, bits: u32) -> bool {
-    let s = w as i32;
-    let lim = 1i32 << (bits - 1);
-    (-lim..lim).contains(&s)
 }
 
 fn sext16_fits8(h: u16) -> bool {
@@ -57,13 +45,13 @@ fn sext16_fits8(h: u16) -> bool {
 /// pattern, lower prefix on a tie.
 pub fn pattern(w: u32) -> (u64, u64, u32) {
     let b = w.to_le_bytes();
-    if sext_fits(w, 4) {
+    if super::sext_fits(w, 4) {
         (0b001, (w & 0xf) as u64, 4)
-    } else if sext_fits(w, 8) {
+    } else if super::sext_fits(w, 8) {
         (0b010, (w & 0xff) as u64, 8)
     } else if b.iter().all(|&x| x == b[0]) {
         (0b110, b[0] as u64, 8)
-    } else if sext_fits(w, 16) {
+    } else if super::sext_fits(w, 16) {
         (0b011, (w & 0xffff) as u64, 16)
     } else if w & 0xffff == 0 {
         (0b100, (w >> 16) as u64, 16)
@@ -72,11 +60,6 @@ pub fn pattern(w: u32) -> (u64, u64, u32) {
     } else {
         (0b111, w as u64, 32)
     }
-}
-
-fn sext(v: u64, bits: u32) -> u32 {
-    let sh = 32 - bits;
-    (((v as u32) << sh) as i32 >> sh) as u32
 }
 
 impl BlockCodec for Fpc {
@@ -139,14 +122,14 @@ impl BlockCodec for Fpc {
                     }
                     words.extend(std::iter::repeat_n(0, run));
                 }
-                0b001 => words.push(sext(r.get(4)?, 4)),
-                0b010 => words.push(sext(r.get(8)?, 8)),
-                0b011 => words.push(sext(r.get(16)?, 16)),
+                0b001 => words.push(super::sext32(r.get(4)?, 4)),
+                0b010 => words.push(super::sext32(r.get(8)?, 8)),
+                0b011 => words.push(super::sext32(r.get(16)?, 16)),
                 0b100 => words.push((r.get(16)? as u32) << 16),
                 0b101 => {
                     let v = r.get(16)?;
-                    let hi = sext(v >> 8, 8) & 0xffff;
-                    let lo = sext(v & 0xff, 8) & 0xffff;
+                    let hi = super::sext32(v >> 8, 8) & 0xffff;
+                    let lo = super::sext32(v & 0xff, 8) & 0xffff;
                     words.push(hi << 16 | lo);
                 }
                 0b110 => words.push((r.get(8)? as u32).wrapping_mul(0x0101_0101)),

@@ -291,6 +291,31 @@ pub(crate) fn check_len(codec: &'static str, block: &[u8], want: usize) {
 /// Block sizes (bytes) the word-based baselines accept.
 pub const BLOCK_SIZES: [usize; 2] = [32, 128];
 
+/// `bytes` if it is one of [`BLOCK_SIZES`], else the configuration error.
+pub(crate) fn check_block_size(codec: &'static str, bytes: usize) -> Result<usize, ConfigError> {
+    if BLOCK_SIZES.contains(&bytes) {
+        Ok(bytes)
+    } else {
+        Err(ConfigError::BlockSize {
+            codec,
+            bytes,
+            supported: "32 or 128",
+        })
+    }
+}
+
+/// Whether the 32-bit word `w` is a sign-extended `bits`-bit value.
+pub(crate) fn sext_fits(w: u32, bits: u32) -> bool {
+    let lim = 1i32 << (bits - 1);
+    (-lim..lim).contains(&(w as i32))
+}
+
+/// Sign-extend the low `bits` bits of `v` to 32 bits.
+pub(crate) fn sext32(v: u64, bits: u32) -> u32 {
+    let sh = 32 - bits;
+    (((v as u32) << sh) as i32 >> sh) as u32
+}
+
 /// Adapter: MPC (`MpcCodec`, 32-byte blocks) as a [`BlockCodec`].
 pub struct MpcBlockCodec {
     name: String,

@@ -95,13 +95,7 @@ impl Sc2 {
         table_size: usize,
         max_len: u32,
     ) -> Result<Sc2, ConfigError> {
-        if !super::BLOCK_SIZES.contains(&block_bytes) {
-            return Err(ConfigError::BlockSize {
-                codec: NAME,
-                bytes: block_bytes,
-                supported: "32 or 128",
-            });
-        }
+        let block_bytes = super::check_block_size(NAME, block_bytes)?;
         if !(1..=24).contains(&max_len) || (1u64 << max_len) < table_size as u64 + 1 {
             return Err(ConfigError::Other(format!(
                 "SC2: {} symbols do not fit codes of at most {max_len} bits (1..=24)",
