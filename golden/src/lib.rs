@@ -4,6 +4,7 @@
 pub mod baselines;
 pub mod bits;
 pub mod blocks;
+pub mod canvas;
 pub mod corpus;
 pub mod eval;
 pub mod mpc;

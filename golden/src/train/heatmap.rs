@@ -11,69 +11,12 @@
 use std::io::Write;
 
 use super::re::{ReStats, RE_BINS};
+use crate::canvas::Canvas;
 
 const CELL: usize = 14;
 const MARGIN: usize = 22;
 const BAR_W: usize = 16;
 const BAR_GAP: usize = 14;
-
-/// 3x5 bitmaps of the digits 0-9 and '.', rows top-down, 3 bits each.
-const FONT: [[u8; 5]; 11] = [
-    [7, 5, 5, 5, 7],
-    [2, 6, 2, 2, 7],
-    [7, 1, 7, 4, 7],
-    [7, 1, 7, 1, 7],
-    [5, 5, 7, 1, 1],
-    [7, 4, 7, 1, 7],
-    [7, 4, 7, 5, 7],
-    [7, 1, 1, 1, 1],
-    [7, 5, 7, 5, 7],
-    [7, 5, 7, 1, 7],
-    [0, 0, 0, 0, 2],
-];
-
-struct Canvas {
-    w: usize,
-    h: usize,
-    px: Vec<u8>,
-}
-
-impl Canvas {
-    fn new(w: usize, h: usize) -> Canvas {
-        Canvas {
-            w,
-            h,
-            px: vec![255; w * h * 3],
-        }
-    }
-
-    fn rect(&mut self, x: usize, y: usize, w: usize, h: usize, c: [u8; 3]) {
-        for yy in y..(y + h).min(self.h) {
-            for xx in x..(x + w).min(self.w) {
-                let o = (yy * self.w + xx) * 3;
-                self.px[o..o + 3].copy_from_slice(&c);
-            }
-        }
-    }
-
-    /// Text of digits and '.', scale 2 (6x10 px glyphs, 8 px advance).
-    fn text(&mut self, x: usize, y: usize, s: &str) {
-        for (k, ch) in s.chars().enumerate() {
-            let g = match ch {
-                '0'..='9' => FONT[ch as usize - '0' as usize],
-                '.' => FONT[10],
-                _ => continue,
-            };
-            for (r, bits) in g.iter().enumerate() {
-                for col in 0..3 {
-                    if (bits >> (2 - col)) & 1 == 1 {
-                        self.rect(x + k * 8 + col * 2, y + r * 2, 2, 2, [0, 0, 0]);
-                    }
-                }
-            }
-        }
-    }
-}
 
 /// Colour of t in 0..1 on an inferno-like scale, bright at 0.
 pub fn colour(t: f64) -> [u8; 3] {
@@ -125,17 +68,7 @@ pub fn re_heatmap_png(stats: &ReStats, n: usize) -> Vec<u8> {
         &format!("{:.1}", max / 2.0),
     );
     cv.text(bx + BAR_W + 4, MARGIN + grid - 10, &format!("{max:.1}"));
-    let mut out = Vec::new();
-    {
-        let mut enc = png::Encoder::new(&mut out, w as u32, h as u32);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        // Writing into a Vec cannot fail for a well-formed image.
-        if let Ok(mut wr) = enc.write_header() {
-            let _ = wr.write_image_data(&cv.px);
-        }
-    }
-    out
+    cv.png()
 }
 
 /// Write the heatmap to `path`.
