@@ -82,8 +82,8 @@ struct PredictorTables {
     /// Branch-free prediction: `((ext[base] << left) & 0xff) >> right` where
     /// `ext` is the block followed by a zero byte (index 32, used by roots).
     pred_base: [u8; BLOCK_BYTES],
-    /// `(byte, left, right)` for the bytes whose shift is not 0.
-    shifted: Vec<(u8, u8, u8)>,
+    /// `(left, right)` shift of each byte's prediction.
+    pred_shift: [(u8, u8); BLOCK_BYTES],
     /// Restore order: every byte after its base.
     order: [usize; BLOCK_BYTES],
     /// Symbol m is zero iff layout-L planes AND `zero_masks[m]` is zero.
@@ -128,21 +128,21 @@ impl PredictorTables {
             ByteRule::Base { base, shift } => Some((base, shift)),
         });
         let mut pred_base = [BLOCK_BYTES as u8; BLOCK_BYTES];
-        let mut shifted = Vec::new();
+        let mut pred_shift = [(0u8, 0u8); BLOCK_BYTES];
         for (j, r) in rules.iter().enumerate() {
             if let Some((b, k)) = *r {
                 pred_base[j] = b;
                 if k > 0 {
-                    shifted.push((j as u8, k as u8, 0));
+                    pred_shift[j] = (k as u8, 0);
                 } else if k < 0 {
-                    shifted.push((j as u8, 0, (-k) as u8));
+                    pred_shift[j] = (0, (-k) as u8);
                 }
             }
         }
         PredictorTables {
             rules,
             pred_base,
-            shifted,
+            pred_shift,
             order: transform::restore_order(p),
             zero_masks,
             forward,
@@ -155,24 +155,24 @@ impl PredictorTables {
     fn planes(&self, block: &[u8; BLOCK_BYTES]) -> Bits256 {
         let mut ext = [0u8; BLOCK_BYTES + 1];
         ext[..BLOCK_BYTES].copy_from_slice(block);
-        // gather the bases (roots read the zero byte), then shift the few
-        // bytes whose ratio is not 1
-        let mut pred = [0u8; BLOCK_BYTES];
-        for (p, &b) in pred.iter_mut().zip(self.pred_base.iter()) {
-            *p = ext[b as usize];
-        }
-        for &(j, left, right) in &self.shifted {
-            let v = pred[j as usize] as u32;
-            pred[j as usize] = (((v << left) & 0xff) >> right) as u8;
-        }
+        // Gather each base (roots read the zero byte at index 32) and shift
+        // it, assembling the predictions in a register (byte stores followed
+        // by a wide load would stall store forwarding), then subtract
+        // byte-wise, Gray-code and transpose, one 8-byte chunk at a time.
         const H: u64 = 0x8080_8080_8080_8080;
         let mut out = [0u64; 4];
-        for (c, (xb, yb)) in block.chunks_exact(8).zip(pred.chunks_exact(8)).enumerate() {
+        for (c, (xb, o)) in block.chunks_exact(8).zip(out.iter_mut()).enumerate() {
+            let mut y = 0u64;
+            for k in 0..8 {
+                let j = 8 * c + k;
+                let v = ext[self.pred_base[j] as usize] as u32;
+                let (left, right) = self.pred_shift[j];
+                y |= ((((v << left) & 0xff) >> right) as u64) << (8 * k);
+            }
             let x = u64::from_le_bytes(xb.try_into().unwrap_or([0; 8]));
-            let y = u64::from_le_bytes(yb.try_into().unwrap_or([0; 8]));
             // byte-wise wrapping x - y
             let r = ((x | H) - (y & !H)) ^ ((x ^ !y) & H);
-            out[c] = transpose8(r ^ ((r >> 1) & 0x7f7f_7f7f_7f7f_7f7f));
+            *o = transpose8(r ^ ((r >> 1) & 0x7f7f_7f7f_7f7f_7f7f));
         }
         out
     }
