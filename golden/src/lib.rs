@@ -9,3 +9,4 @@ pub mod corpus;
 pub mod eval;
 pub mod mpc;
 pub mod train;
+pub mod dpc;
