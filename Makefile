@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint cosim-all fmt bench ratio synth synth-scaling sim cosim clean
+.PHONY: all setup run gen test lint cosim-all cosim-bdi fmt bench ratio synth synth-scaling sim cosim clean
 
 all: run
 
@@ -43,6 +43,15 @@ cosim-all:
 	  echo "== cosim $$m"; \
 	  $(CARGO) run --release -q -p testbench --bin cosim -- --model $$m --sim both --unit all --blocks $(COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus) || exit 1; \
 	done
+	$(MAKE) cosim-bdi
+
+## Short co-simulation of the MAG-aware BDI units (docs/hw/mag-bdi.md):
+## 128-byte blocks, 32-byte MAG unsigned and 16-byte MAG signed, both simulators.
+BDI_COSIM_BLOCKS ?= 300
+cosim-bdi:
+	$(CARGO) build --release -p testbench --bin cosim_bdi
+	$(CARGO) run --release -q -p testbench --bin cosim_bdi -- --block 128 --mag 32 --base 4 --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(CARGO) run --release -q -p testbench --bin cosim_bdi -- --block 128 --mag 16 --base 4 --mode signed --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 2 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -4,9 +4,11 @@
 pub mod baselines;
 pub mod bits;
 pub mod blocks;
+pub mod bulk;
 pub mod canvas;
 pub mod corpus;
+pub mod dpc;
 pub mod eval;
+pub mod magbdi;
 pub mod mpc;
 pub mod train;
-pub mod dpc;

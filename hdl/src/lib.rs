@@ -4,6 +4,7 @@
 //! The [`ir`] module is a small typed intermediate representation that
 //! emits lint-clean Verilog-2005 (see `docs/decisions/0001-own-verilog-ir.md`).
 
+pub mod bdi;
+pub mod dpc;
 pub mod ir;
 pub mod mpc;
-pub mod dpc;

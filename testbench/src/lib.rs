@@ -13,6 +13,7 @@
 //! * [`rtl`]: the generated units of a model set.
 //! * [`run`]: everything together, as the `cosim` binary uses it.
 
+pub mod bdi;
 pub mod compare;
 pub mod hex;
 pub mod locate;

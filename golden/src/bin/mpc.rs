@@ -1,5 +1,10 @@
 //! `mpc`: compress raw memory files with an MPC model set and report the
-//! compression ratio, or print the per-stage trace of one block.
+//! compression ratio, or print the per-stage trace of one block; and the
+//! bulk codec over whole files (`compress`, `decompress`, `info`, `get`,
+//! `bench`, `calibrate`; container format in `docs/spec/container.md`).
+
+#[path = "mpc/bulk_cli.rs"]
+mod bulk_cli;
 
 use std::path::{Path, PathBuf};
 
@@ -48,6 +53,8 @@ enum Cmd {
         #[arg(long)]
         index: Option<usize>,
     },
+    #[command(flatten)]
+    Bulk(bulk_cli::BulkCmd),
 }
 
 fn main() -> Result<()> {
@@ -64,6 +71,7 @@ fn main() -> Result<()> {
             file,
             index,
         } => trace(&model, hex, file, index),
+        Cmd::Bulk(b) => bulk_cli::run(b),
     }
 }
 

@@ -1,0 +1,494 @@
+//! Bulk-codec subcommands of `mpc`.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use golden::bulk::bench::{self, corpus_files, General};
+use golden::bulk::engine::{self, calibration_sizes, Calibration, DEFAULT_THRESHOLD};
+use golden::bulk::stream::{read_header, DEFAULT_CHUNK_BLOCKS, DEFAULT_WINDOW};
+use golden::bulk::{self, open_codec, BlockReader, BulkCodec, CompressOptions, Engine};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+#[derive(Subcommand)]
+pub enum BulkCmd {
+    /// Compress a file (or `-` for stdin) into a container.
+    Compress(CompressArgs),
+    /// Decompress a container (or `-` for stdin).
+    Decompress(DecompressArgs),
+    /// Print a container's header and index summary.
+    Info { input: PathBuf },
+    /// Random access: print blocks of a container as hex.
+    Get(GetArgs),
+    /// Throughput and ratio side by side with lz4 and zstd.
+    Bench(BenchArgs),
+    /// Measure the single/parallel threshold and store it.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum EngineArg {
+    /// By input size against the calibrated threshold.
+    Auto,
+    Single,
+    Parallel,
+}
+
+#[derive(Args)]
+pub struct CodecArgs {
+    /// Block codec: mpc, bdi, fpc, cpack, bpc (magbdi, dpc once they land).
+    #[arg(long, short, default_value = "mpc")]
+    algo: String,
+    /// Model set (MPC): directory holding model.toml, or the file.
+    #[arg(long, short, default_value = "models/default")]
+    model: PathBuf,
+    /// Block size of the word-based baselines (32 or 128).
+    #[arg(long)]
+    block_bytes: Option<usize>,
+}
+
+impl CodecArgs {
+    fn open(&self) -> Result<Box<dyn BulkCodec>> {
+        Ok(open_codec(&self.algo, Some(&self.model), self.block_bytes)?)
+    }
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Engine: auto picks by size using the calibration file.
+    #[arg(long, value_enum, default_value = "auto")]
+    engine: EngineArg,
+    /// Threads of the parallel engine (default: all cores).
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    /// Calibration file (default: $MPCGEN_CALIBRATION or
+    /// ~/.config/mpcgen/calibration.toml).
+    #[arg(long)]
+    calibration: Option<PathBuf>,
+    /// Chunks coded per window (memory: 2 x window x chunk).
+    #[arg(long, default_value_t = DEFAULT_WINDOW)]
+    window: usize,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Overwrite the output file.
+    #[arg(long, short)]
+    force: bool,
+}
+
+#[derive(Args)]
+pub struct CompressArgs {
+    #[command(flatten)]
+    codec: CodecArgs,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Blocks per chunk (the unit of parallelism, checksums and random
+    /// access).
+    #[arg(long, default_value_t = DEFAULT_CHUNK_BLOCKS)]
+    chunk_blocks: u32,
+    /// Input file, `-` for stdin.
+    input: PathBuf,
+    /// Output (default INPUT.gmcz; `-` for stdout).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct DecompressArgs {
+    /// Model set (MPC); must be the one the container was made with.
+    #[arg(long, short, default_value = "models/default")]
+    model: PathBuf,
+    #[command(flatten)]
+    run: RunArgs,
+    input: PathBuf,
+    /// Output (default INPUT without .gmcz; `-` for stdout).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct GetArgs {
+    #[arg(long, short, default_value = "models/default")]
+    model: PathBuf,
+    /// First block.
+    #[arg(long)]
+    block: u64,
+    /// Number of blocks.
+    #[arg(long, default_value_t = 1)]
+    count: u64,
+    input: PathBuf,
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Codecs to time; lz4 and zstd are always added.
+    #[arg(long, value_delimiter = ',', default_value = "mpc,magbdi,dpc")]
+    algos: Vec<String>,
+    #[arg(long, short, default_value = "models/default")]
+    model: PathBuf,
+    #[arg(long)]
+    block_bytes: Option<usize>,
+    /// zstd levels to compare.
+    #[arg(long, value_delimiter = ',', default_value = "1,3")]
+    zstd: Vec<i32>,
+    /// Use at most this many MiB of each file.
+    #[arg(long)]
+    limit_mib: Option<usize>,
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    /// Files or corpus directories (default ../shared/corpus).
+    files: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// Codecs to calibrate.
+    #[arg(long, value_delimiter = ',', default_value = "mpc")]
+    algos: Vec<String>,
+    #[arg(long, short, default_value = "models/default")]
+    model: PathBuf,
+    #[arg(long)]
+    block_bytes: Option<usize>,
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    /// Where to store the thresholds.
+    #[arg(long)]
+    calibration: Option<PathBuf>,
+    /// Timing repetitions per size (best is kept).
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Sample files or corpus directories (default ../shared/corpus).
+    files: Vec<PathBuf>,
+}
+
+pub fn run(cmd: BulkCmd) -> Result<()> {
+    match cmd {
+        BulkCmd::Compress(a) => compress(a),
+        BulkCmd::Decompress(a) => decompress(a),
+        BulkCmd::Info { input } => info(&input),
+        BulkCmd::Get(a) => get(a),
+        BulkCmd::Bench(a) => bench_cmd(a),
+        BulkCmd::Calibrate(a) => calibrate(a),
+    }
+}
+
+fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        b = b.num_threads(t);
+    }
+    b.build().context("cannot start the thread pool")
+}
+
+fn calibration_path(p: &Option<PathBuf>) -> PathBuf {
+    p.clone().unwrap_or_else(Calibration::default_path)
+}
+
+/// The engine for `size` bytes of `algo`, and why.
+fn pick_engine(run: &RunArgs, algo: &str, size: Option<u64>, decompress: bool) -> Result<Engine> {
+    let threshold = match run.engine {
+        EngineArg::Single => return Ok(Engine::Single),
+        EngineArg::Parallel => return Ok(Engine::Parallel),
+        EngineArg::Auto => {
+            let path = calibration_path(&run.calibration);
+            match Calibration::load(&path)?.and_then(|c| c.algos.get(algo).cloned()) {
+                Some(c) if decompress => c.decompress_threshold,
+                Some(c) => c.compress_threshold,
+                None => {
+                    if !run.quiet {
+                        eprintln!(
+                            "warning: no calibration for `{algo}` in {}; using the default \
+                             threshold of {} bytes (run `mpc calibrate --algos {algo}`)",
+                            path.display(),
+                            DEFAULT_THRESHOLD
+                        );
+                    }
+                    DEFAULT_THRESHOLD
+                }
+            }
+        }
+    };
+    Ok(engine::choose(size, threshold))
+}
+
+fn bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
+    let b = match len {
+        Some(l) => ProgressBar::new(l),
+        None => ProgressBar::new_spinner(),
+    };
+    if quiet {
+        b.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    b.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    b.set_message(what.to_string());
+    b
+}
+
+fn open_input(p: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
+    if p.as_os_str() == "-" {
+        return Ok((Box::new(std::io::stdin()), None));
+    }
+    let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
+    let len = f.metadata().ok().map(|m| m.len());
+    Ok((Box::new(f), len))
+}
+
+fn open_output(p: &Path, force: bool) -> Result<Box<dyn Write + Send>> {
+    if p.as_os_str() == "-" {
+        return Ok(Box::new(BufWriter::with_capacity(
+            1 << 20,
+            std::io::stdout(),
+        )));
+    }
+    if p.exists() && !force {
+        bail!("{} exists; pass --force to overwrite", p.display());
+    }
+    let f = File::create(p).with_context(|| format!("cannot create {}", p.display()))?;
+    Ok(Box::new(BufWriter::with_capacity(1 << 20, f)))
+}
+
+fn compress(a: CompressArgs) -> Result<()> {
+    let codec = a.codec.open()?;
+    let (input, len) = open_input(&a.input)?;
+    let out_path = a.output.clone().unwrap_or_else(|| {
+        let mut s = a.input.clone().into_os_string();
+        s.push(".gmcz");
+        PathBuf::from(s)
+    });
+    let engine = pick_engine(&a.run, codec.algo(), len, false)?;
+    let out = open_output(&out_path, a.run.force)?;
+    let pool = pool(a.run.threads)?;
+    let pb = bar(len, a.run.quiet, "compress");
+    let t = Instant::now();
+    let opts = CompressOptions {
+        chunk_blocks: a.chunk_blocks,
+        engine,
+        window: a.run.window,
+        original_len: len,
+    };
+    let sum = pool
+        .install(|| bulk::compress(codec.as_ref(), input, out, &opts, &|n| pb.set_position(n)))
+        .with_context(|| format!("compressing {}", a.input.display()))?;
+    pb.finish_and_clear();
+    let secs = t.elapsed().as_secs_f64();
+    if !a.run.quiet {
+        eprintln!(
+            "{}: {} -> {} bytes ({:.3}x; payload {:.3}x), {} chunks, {:?} engine ({} threads), {:.1} MB/s",
+            a.input.display(),
+            sum.original_len,
+            sum.container_len,
+            sum.original_len as f64 / sum.container_len.max(1) as f64,
+            sum.ratio(),
+            sum.chunks,
+            engine,
+            if engine == Engine::Single { 1 } else { pool.current_num_threads() },
+            sum.original_len as f64 / 1e6 / secs
+        );
+    }
+    Ok(())
+}
+
+fn decompress(a: DecompressArgs) -> Result<()> {
+    let header = {
+        let (mut input, _) = open_input(&a.input)?;
+        if a.input.as_os_str() == "-" {
+            None
+        } else {
+            Some(read_header(&mut input).with_context(|| a.input.display().to_string())?)
+        }
+    };
+    // stdin: peek the header, then chain it back in front of the stream
+    let (mut input, _) = open_input(&a.input)?;
+    let (header, input): (_, Box<dyn Read + Send>) = match header {
+        Some(h) => (h, input),
+        None => {
+            let mut head = vec![0u8; golden::bulk::format::HEADER_BYTES];
+            input
+                .read_exact(&mut head)
+                .context("reading the container header")?;
+            let h = golden::bulk::format::Header::parse(&head)?;
+            (h, Box::new(std::io::Cursor::new(head).chain(input)))
+        }
+    };
+    let codec = open_codec(
+        &header.algo,
+        Some(&a.model),
+        Some(header.block_bytes as usize),
+    )?;
+    let out_path = a.output.clone().unwrap_or_else(|| {
+        let s = a.input.to_string_lossy();
+        PathBuf::from(
+            s.strip_suffix(".gmcz")
+                .map_or_else(|| format!("{s}.out"), str::to_string),
+        )
+    });
+    let engine = pick_engine(&a.run, codec.algo(), header.original_len, true)?;
+    let out = open_output(&out_path, a.run.force)?;
+    let pool = pool(a.run.threads)?;
+    let pb = bar(header.original_len, a.run.quiet, "decompress");
+    let t = Instant::now();
+    let r = pool.install(|| {
+        bulk::decompress(codec.as_ref(), input, out, engine, a.run.window, &|n| {
+            pb.set_position(n)
+        })
+    });
+    pb.finish_and_clear();
+    let sum = match r {
+        Ok(s) => s,
+        Err(e) => {
+            if out_path.as_os_str() != "-" {
+                let _ = std::fs::remove_file(&out_path);
+            }
+            return Err(e).with_context(|| format!("decompressing {}", a.input.display()));
+        }
+    };
+    if !a.run.quiet {
+        eprintln!(
+            "{}: {} -> {} bytes, {} chunks, {:?} engine, {:.1} MB/s",
+            a.input.display(),
+            sum.container_len,
+            sum.original_len,
+            sum.chunks,
+            engine,
+            sum.original_len as f64 / 1e6 / t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+fn info(input: &Path) -> Result<()> {
+    let f = File::open(input).with_context(|| format!("cannot open {}", input.display()))?;
+    let size = f.metadata()?.len();
+    let r = BlockReader::open(f).with_context(|| input.display().to_string())?;
+    let h = &r.header;
+    println!("algorithm      {}", h.algo);
+    println!("codec sha256   {}", hex::encode(h.identity));
+    println!("block          {} bytes", h.block_bytes);
+    println!("chunk          {} blocks", h.chunk_blocks);
+    println!(
+        "packing        {}",
+        if h.self_delimiting {
+            "self-delimiting blocks".to_string()
+        } else {
+            format!("length table, {} bits a block", h.len_width)
+        }
+    );
+    println!("original       {} bytes", r.original_len);
+    println!(
+        "container      {size} bytes ({:.3}x)",
+        r.original_len as f64 / size as f64
+    );
+    println!("chunks         {}", r.entries.len());
+    println!("blocks         {}", r.blocks());
+    Ok(())
+}
+
+fn get(a: GetArgs) -> Result<()> {
+    let f = File::open(&a.input).with_context(|| format!("cannot open {}", a.input.display()))?;
+    let mut r = BlockReader::open(f).with_context(|| a.input.display().to_string())?;
+    let codec = open_codec(
+        &r.header.algo.clone(),
+        Some(&a.model),
+        Some(r.header.block_bytes as usize),
+    )?;
+    for i in a.block..a.block.saturating_add(a.count) {
+        let b = r.read_block(codec.as_ref(), i)?;
+        println!("{i:>10} {}", hex::encode(b));
+    }
+    Ok(())
+}
+
+fn load_files(paths: &[PathBuf], limit: Option<usize>) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let roots = if paths.is_empty() {
+        vec![PathBuf::from("../shared/corpus")]
+    } else {
+        paths.to_vec()
+    };
+    let mut v = Vec::new();
+    for root in roots {
+        for f in corpus_files(&root).with_context(|| format!("cannot list {}", root.display()))? {
+            let mut d =
+                std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
+            if let Some(mib) = limit {
+                d.truncate(mib << 20);
+            }
+            v.push((f, d));
+        }
+    }
+    if v.is_empty() {
+        bail!("no input files");
+    }
+    Ok(v)
+}
+
+fn bench_cmd(a: BenchArgs) -> Result<()> {
+    let files = load_files(&a.files, a.limit_mib)?;
+    let data: Vec<Vec<u8>> = files.into_iter().map(|(_, d)| d).collect();
+    let pool = pool(a.threads)?;
+    let threads = pool.current_num_threads();
+    let mb: f64 = data.iter().map(|d| d.len() as f64).sum::<f64>() / 1e6;
+    println!("{} files, {mb:.1} MB, {threads} threads", data.len());
+    let mut rows = Vec::new();
+    for algo in &a.algos {
+        match open_codec(algo, Some(&a.model), a.block_bytes) {
+            Ok(c) => rows.push(bench::run(&bench::Bulk(c.as_ref()), &data, &pool)?),
+            Err(e @ bulk::BulkError::Unavailable { .. }) => println!("skipped: {e}"),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    rows.push(bench::run(&General::Lz4, &data, &pool)?);
+    for l in &a.zstd {
+        rows.push(bench::run(&General::Zstd(*l), &data, &pool)?);
+    }
+    print!("{}", bench::render(&rows, threads));
+    Ok(())
+}
+
+fn calibrate(a: CalibrateArgs) -> Result<()> {
+    let files = load_files(&a.files, Some(1))?;
+    let mut sample = Vec::new();
+    for (_, d) in &files {
+        sample.extend_from_slice(d);
+        if sample.len() >= 16 << 20 {
+            break;
+        }
+    }
+    let pool = pool(a.threads)?;
+    let path = calibration_path(&a.calibration);
+    let mut cal = Calibration::load(&path)?.unwrap_or_default();
+    for algo in &a.algos {
+        let codec = open_codec(algo, Some(&a.model), a.block_bytes)?;
+        let (c, rows) = pool
+            .install(|| engine::calibrate(codec.as_ref(), &sample, &calibration_sizes(), a.reps))?;
+        println!(
+            "{algo}: {} threads\n{:>10} {:>10} {:>10} {:>10} {:>10}   (MB/s, wall)",
+            c.threads, "bytes", "c 1T", "c NT", "d 1T", "d NT"
+        );
+        for (s, cs, cp, ds, dp) in &rows {
+            let mb = *s as f64 / 1e6;
+            println!(
+                "{s:>10} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+                mb / cs,
+                mb / cp,
+                mb / ds,
+                mb / dp
+            );
+        }
+        println!(
+            "{algo}: parallel from {} bytes (compress), {} bytes (decompress)",
+            c.compress_threshold, c.decompress_threshold
+        );
+        cal.algos.insert(algo.clone(), c);
+    }
+    cal.save(&path)?;
+    println!("saved {}", path.display());
+    Ok(())
+}

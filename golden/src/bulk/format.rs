@@ -1,0 +1,270 @@
+//! Byte layout of the container (`docs/spec/container.md`). All integers
+//! are little-endian; checksums are CRC-32 (IEEE, as zlib/gzip).
+
+use super::BulkError;
+
+/// `\x89GMC\r\n\x1a\n`: high bit, name, and line-ending/EOF traps as in PNG.
+pub const MAGIC: [u8; 8] = *b"\x89GMC\r\n\x1a\n";
+pub const VERSION: u16 = 1;
+pub const HEADER_BYTES: usize = 84;
+/// Header flag: blocks are self-delimiting, chunks have no length table.
+pub const FLAG_SELF_DELIMITING: u16 = 1;
+pub const FRAME_BYTES: usize = 20;
+/// Sequence-number value that starts the index section instead of a chunk.
+pub const INDEX_MARKER: u32 = u32::MAX;
+pub const INDEX_HEAD_BYTES: usize = 20;
+pub const INDEX_ENTRY_BYTES: usize = 16;
+pub const TRAILER_BYTES: usize = 32;
+pub const TRAILER_MAGIC: [u8; 4] = *b"GMCE";
+/// Original length field value when unknown at write time (stdin).
+pub const UNKNOWN_LEN: u64 = u64::MAX;
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
+}
+
+pub fn crc32(parts: &[&[u8]]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize()
+}
+
+/// The fixed 84-byte container header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub algo: String,
+    pub identity: [u8; 32],
+    pub block_bytes: u32,
+    pub chunk_blocks: u32,
+    /// `None` when the input length was unknown at write time (the trailer
+    /// and index always hold it).
+    pub original_len: Option<u64>,
+    pub self_delimiting: bool,
+    /// Width in bits of one entry of a chunk's length table (0 when
+    /// self-delimiting).
+    pub len_width: u8,
+}
+
+impl Header {
+    pub fn to_bytes(&self) -> [u8; HEADER_BYTES] {
+        let mut b = [0u8; HEADER_BYTES];
+        b[0..8].copy_from_slice(&MAGIC);
+        b[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        let flags = if self.self_delimiting {
+            FLAG_SELF_DELIMITING
+        } else {
+            0
+        };
+        b[10..12].copy_from_slice(&flags.to_le_bytes());
+        let name = self.algo.as_bytes();
+        let n = name.len().min(16);
+        b[12..12 + n].copy_from_slice(&name[..n]);
+        b[28..60].copy_from_slice(&self.identity);
+        b[60..64].copy_from_slice(&self.block_bytes.to_le_bytes());
+        b[64..68].copy_from_slice(&self.chunk_blocks.to_le_bytes());
+        b[68..76].copy_from_slice(&self.original_len.unwrap_or(UNKNOWN_LEN).to_le_bytes());
+        b[76] = self.len_width;
+        let crc = crc32(&[&b[..80]]);
+        b[80..84].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    pub fn parse(b: &[u8]) -> Result<Header, BulkError> {
+        if b.len() < 8 || b[0..8] != MAGIC {
+            return Err(BulkError::NotContainer);
+        }
+        if b.len() < HEADER_BYTES {
+            return Err(BulkError::Truncated(format!(
+                "{} bytes, shorter than the {HEADER_BYTES}-byte header",
+                b.len()
+            )));
+        }
+        let version = u16_at(b, 8);
+        if version != VERSION {
+            return Err(BulkError::Version {
+                found: version,
+                supported: VERSION,
+            });
+        }
+        if crc32(&[&b[..80]]) != u32_at(b, 80) {
+            return Err(BulkError::HeaderCorrupt("checksum mismatch".into()));
+        }
+        let flags = u16_at(b, 10);
+        let name_end = b[12..28].iter().position(|&c| c == 0).unwrap_or(16);
+        let algo = std::str::from_utf8(&b[12..12 + name_end])
+            .map_err(|_| BulkError::HeaderCorrupt("algorithm name is not UTF-8".into()))?
+            .to_string();
+        let mut identity = [0u8; 32];
+        identity.copy_from_slice(&b[28..60]);
+        let len = u64_at(b, 68);
+        let h = Header {
+            algo,
+            identity,
+            block_bytes: u32_at(b, 60),
+            chunk_blocks: u32_at(b, 64),
+            original_len: (len != UNKNOWN_LEN).then_some(len),
+            self_delimiting: flags & FLAG_SELF_DELIMITING != 0,
+            len_width: b[76],
+        };
+        if h.block_bytes == 0 || h.chunk_blocks == 0 || h.len_width > 32 {
+            return Err(BulkError::HeaderCorrupt(format!(
+                "block size {} bytes, {} blocks a chunk, length width {}",
+                h.block_bytes, h.chunk_blocks, h.len_width
+            )));
+        }
+        Ok(h)
+    }
+
+    pub fn chunk_bytes(&self) -> u64 {
+        self.block_bytes as u64 * self.chunk_blocks as u64
+    }
+}
+
+/// The 20-byte frame before each chunk's stored bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Sequence number (0, 1, ...).
+    pub chunk: u32,
+    /// Stored bytes that follow the frame.
+    pub stored: u32,
+    /// Bits used in them (length table plus payload).
+    pub bits: u32,
+    /// Blocks in the chunk.
+    pub blocks: u32,
+    /// CRC-32 of the first 16 frame bytes and the stored bytes.
+    pub crc: u32,
+}
+
+impl Frame {
+    pub fn head_bytes(&self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[0..4].copy_from_slice(&self.chunk.to_le_bytes());
+        b[4..8].copy_from_slice(&self.stored.to_le_bytes());
+        b[8..12].copy_from_slice(&self.bits.to_le_bytes());
+        b[12..16].copy_from_slice(&self.blocks.to_le_bytes());
+        b
+    }
+
+    pub fn compute_crc(&self, stored: &[u8]) -> u32 {
+        crc32(&[&self.head_bytes(), stored])
+    }
+
+    pub fn to_bytes(&self) -> [u8; FRAME_BYTES] {
+        let mut b = [0u8; FRAME_BYTES];
+        b[..16].copy_from_slice(&self.head_bytes());
+        b[16..20].copy_from_slice(&self.crc.to_le_bytes());
+        b
+    }
+
+    pub fn parse(b: &[u8; FRAME_BYTES]) -> Frame {
+        Frame {
+            chunk: u32_at(b, 0),
+            stored: u32_at(b, 4),
+            bits: u32_at(b, 8),
+            blocks: u32_at(b, 12),
+            crc: u32_at(b, 16),
+        }
+    }
+}
+
+/// One chunk-index entry: where chunk k's frame starts, its stored size and
+/// its CRC (the frame's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub offset: u64,
+    pub stored: u32,
+    pub crc: u32,
+}
+
+/// Index section: marker u32, chunk count u64, original length u64,
+/// entries, CRC-32 of all of it.
+pub fn index_bytes(entries: &[IndexEntry], original_len: u64) -> Vec<u8> {
+    let mut b = Vec::with_capacity(INDEX_HEAD_BYTES + entries.len() * INDEX_ENTRY_BYTES + 4);
+    b.extend_from_slice(&INDEX_MARKER.to_le_bytes());
+    b.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+    b.extend_from_slice(&original_len.to_le_bytes());
+    for e in entries {
+        b.extend_from_slice(&e.offset.to_le_bytes());
+        b.extend_from_slice(&e.stored.to_le_bytes());
+        b.extend_from_slice(&e.crc.to_le_bytes());
+    }
+    let crc = crc32(&[&b]);
+    b.extend_from_slice(&crc.to_le_bytes());
+    b
+}
+
+/// Parse index entries (`body` is everything after the 20-byte index head
+/// up to and including the CRC; `head` the 20 bytes).
+pub fn parse_index(head: &[u8], body: &[u8]) -> Result<(Vec<IndexEntry>, u64), BulkError> {
+    let count = u64_at(head, 4);
+    let original_len = u64_at(head, 12);
+    if body.len() as u64 != count * INDEX_ENTRY_BYTES as u64 + 4 {
+        return Err(BulkError::IndexCorrupt(format!(
+            "{} bytes for {count} entries",
+            body.len()
+        )));
+    }
+    let (entries, crc) = body.split_at(body.len() - 4);
+    if crc32(&[head, entries]) != u32_at(crc, 0) {
+        return Err(BulkError::IndexCorrupt("checksum mismatch".into()));
+    }
+    let v = entries
+        .chunks_exact(INDEX_ENTRY_BYTES)
+        .map(|e| IndexEntry {
+            offset: u64_at(e, 0),
+            stored: u32_at(e, 8),
+            crc: u32_at(e, 12),
+        })
+        .collect();
+    Ok((v, original_len))
+}
+
+/// Index entry count held by an index head (20 bytes).
+pub fn index_count(head: &[u8]) -> u64 {
+    u64_at(head, 4)
+}
+
+/// The fixed 32-byte trailer at the very end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trailer {
+    pub index_offset: u64,
+    pub chunk_count: u64,
+    pub original_len: u64,
+}
+
+impl Trailer {
+    pub fn to_bytes(&self) -> [u8; TRAILER_BYTES] {
+        let mut b = [0u8; TRAILER_BYTES];
+        b[0..8].copy_from_slice(&self.index_offset.to_le_bytes());
+        b[8..16].copy_from_slice(&self.chunk_count.to_le_bytes());
+        b[16..24].copy_from_slice(&self.original_len.to_le_bytes());
+        let crc = crc32(&[&b[..24]]);
+        b[24..28].copy_from_slice(&crc.to_le_bytes());
+        b[28..32].copy_from_slice(&TRAILER_MAGIC);
+        b
+    }
+
+    pub fn parse(b: &[u8; TRAILER_BYTES]) -> Result<Trailer, BulkError> {
+        if b[28..32] != TRAILER_MAGIC {
+            return Err(BulkError::Truncated(
+                "no trailer at the end of the container (cut short?)".into(),
+            ));
+        }
+        if crc32(&[&b[..24]]) != u32_at(b, 24) {
+            return Err(BulkError::IndexCorrupt("trailer checksum mismatch".into()));
+        }
+        Ok(Trailer {
+            index_offset: u64_at(b, 0),
+            chunk_count: u64_at(b, 8),
+            original_len: u64_at(b, 16),
+        })
+    }
+}

@@ -1,0 +1,696 @@
+//! Streaming compression and decompression with bounded memory, and random
+//! access to single blocks.
+//!
+//! Memory: two windows of `window` chunks each (the one being coded and the
+//! one being read, overlapped with `rayon::join`), plus the chunk index
+//! (16 bytes a chunk). With 64 KiB chunks and a window of 32 chunks that is
+//! about 8 MiB whatever the input size.
+//!
+//! Parallelism: the chunks of a window are coded with `par_iter` on the
+//! current rayon pool (work stealing) and written in order.
+
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+
+use rayon::prelude::*;
+
+use super::bits::EXTRACT_PAD;
+use super::chunk::{decode_block, decode_chunk, len_width, ChunkEncoder, ChunkPos, StoredChunk};
+use super::codec::BulkCodec;
+use super::engine::Engine;
+use super::format::{
+    crc32, index_bytes, index_count, parse_index, Frame, Header, IndexEntry, Trailer, FRAME_BYTES,
+    HEADER_BYTES, INDEX_HEAD_BYTES, INDEX_MARKER, TRAILER_BYTES,
+};
+use super::BulkError;
+
+/// Default blocks per chunk (64 KiB of 32-byte blocks).
+pub const DEFAULT_CHUNK_BLOCKS: u32 = 2048;
+/// Default chunks per window.
+pub const DEFAULT_WINDOW: usize = 32;
+
+#[derive(Clone, Debug)]
+pub struct CompressOptions {
+    pub chunk_blocks: u32,
+    pub engine: Engine,
+    /// Chunks coded per window (bounded memory).
+    pub window: usize,
+    /// Input length, when known (stored in the header).
+    pub original_len: Option<u64>,
+}
+
+impl Default for CompressOptions {
+    fn default() -> Self {
+        CompressOptions {
+            chunk_blocks: DEFAULT_CHUNK_BLOCKS,
+            engine: Engine::Parallel,
+            window: DEFAULT_WINDOW,
+            original_len: None,
+        }
+    }
+}
+
+/// What a compression or decompression did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub original_len: u64,
+    pub container_len: u64,
+    pub chunks: u64,
+    /// Sum of the compressed bits of all chunks (length tables included).
+    pub payload_bits: u64,
+}
+
+impl Summary {
+    /// Original bits over payload bits (container overhead excluded).
+    pub fn ratio(&self) -> f64 {
+        (self.original_len * 8) as f64 / self.payload_bits.max(1) as f64
+    }
+}
+
+struct Counting<W> {
+    inner: W,
+    pos: u64,
+}
+
+impl<W: Write> Counting<W> {
+    fn put(&mut self, b: &[u8]) -> Result<(), BulkError> {
+        self.inner.write_all(b)?;
+        self.pos += b.len() as u64;
+        Ok(())
+    }
+}
+
+/// Read until `buf` is full or the input ends; returns the bytes read.
+fn fill<R: Read>(input: &mut R, buf: &mut [u8]) -> Result<usize, BulkError> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(n)
+}
+
+fn header_for(codec: &dyn BulkCodec, opts: &CompressOptions) -> Header {
+    let sd = codec.self_delimiting();
+    Header {
+        algo: codec.algo().to_string(),
+        identity: codec.identity(),
+        block_bytes: codec.block_bytes() as u32,
+        chunk_blocks: opts.chunk_blocks,
+        original_len: opts.original_len,
+        self_delimiting: sd,
+        len_width: if sd { 0 } else { len_width(codec.max_bits()) },
+    }
+}
+
+/// Compress `input` into a container written to `out`. `progress` is
+/// called with the input bytes done after each window.
+pub fn compress<R: Read + Send, W: Write>(
+    codec: &dyn BulkCodec,
+    mut input: R,
+    out: W,
+    opts: &CompressOptions,
+    progress: &dyn Fn(u64),
+) -> Result<Summary, BulkError> {
+    if opts.chunk_blocks == 0 || opts.window == 0 {
+        return Err(BulkError::Config(
+            "chunk size and window must be > 0".into(),
+        ));
+    }
+    let header = header_for(codec, opts);
+    let width = header.len_width;
+    let bb = codec.block_bytes();
+    let cb = bb * opts.chunk_blocks as usize;
+    let win = cb * opts.window;
+    let mut out = Counting { inner: out, pos: 0 };
+    out.put(&header.to_bytes())?;
+    let mut cur = vec![0u8; win];
+    let mut next = vec![0u8; win];
+    let mut encs: Vec<(ChunkEncoder, u32)> = (0..opts.window)
+        .map(|_| (ChunkEncoder::default(), 0))
+        .collect();
+    let mut index: Vec<IndexEntry> = Vec::new();
+    let mut sum = Summary::default();
+    let mut n_cur = fill(&mut input, &mut cur)?;
+    while n_cur > 0 {
+        let padded = n_cur.div_ceil(bb) * bb;
+        cur[n_cur..padded].fill(0);
+        let nchunks = padded.div_ceil(cb);
+        let data = &cur[..padded];
+        let encs_w = &mut encs[..nchunks];
+        let more = n_cur == win;
+        let n_next = match opts.engine {
+            Engine::Parallel => {
+                let mut work = || {
+                    encs_w
+                        .par_iter_mut()
+                        .zip(data.par_chunks(cb))
+                        .for_each(|(e, d)| e.1 = e.0.encode(codec, d, width))
+                };
+                if more {
+                    let (r, ()) = rayon::join(|| fill(&mut input, &mut next), work);
+                    r?
+                } else {
+                    work();
+                    0
+                }
+            }
+            Engine::Single => {
+                for (e, d) in encs_w.iter_mut().zip(data.chunks(cb)) {
+                    e.1 = e.0.encode(codec, d, width);
+                }
+                if more {
+                    fill(&mut input, &mut next)?
+                } else {
+                    0
+                }
+            }
+        };
+        for ((enc, bits), d) in encs_w.iter().zip(data.chunks(cb)) {
+            let stored = enc.sink.bytes();
+            let mut frame = Frame {
+                chunk: index.len() as u32,
+                stored: stored.len() as u32,
+                bits: *bits,
+                blocks: (d.len() / bb) as u32,
+                crc: 0,
+            };
+            frame.crc = frame.compute_crc(stored);
+            index.push(IndexEntry {
+                offset: out.pos,
+                stored: frame.stored,
+                crc: frame.crc,
+            });
+            out.put(&frame.to_bytes())?;
+            out.put(stored)?;
+            sum.payload_bits += *bits as u64;
+        }
+        if index.len() as u64 >= INDEX_MARKER as u64 {
+            return Err(BulkError::Config(
+                "input too large for 32-bit chunk numbers; use larger chunks".into(),
+            ));
+        }
+        sum.original_len += n_cur as u64;
+        progress(sum.original_len);
+        std::mem::swap(&mut cur, &mut next);
+        n_cur = n_next;
+    }
+    if let Some(l) = opts.original_len {
+        if l != sum.original_len {
+            return Err(BulkError::Config(format!(
+                "input changed while compressing: expected {l} bytes, read {}",
+                sum.original_len
+            )));
+        }
+    }
+    let index_offset = out.pos;
+    out.put(&index_bytes(&index, sum.original_len))?;
+    let trailer = Trailer {
+        index_offset,
+        chunk_count: index.len() as u64,
+        original_len: sum.original_len,
+    };
+    out.put(&trailer.to_bytes())?;
+    out.inner.flush()?;
+    sum.container_len = out.pos;
+    sum.chunks = index.len() as u64;
+    Ok(sum)
+}
+
+/// Check that `codec` can decode a container with `header`.
+pub fn check_codec(header: &Header, codec: &dyn BulkCodec) -> Result<(), BulkError> {
+    if header.algo != codec.algo() {
+        return Err(BulkError::AlgoMismatch {
+            container: header.algo.clone(),
+            codec: codec.algo().to_string(),
+        });
+    }
+    if header.identity != codec.identity() {
+        return Err(BulkError::IdentityMismatch {
+            algo: header.algo.clone(),
+            container: hex::encode(header.identity),
+            codec: hex::encode(codec.identity()),
+        });
+    }
+    let sd = codec.self_delimiting();
+    let width = if sd { 0 } else { len_width(codec.max_bits()) };
+    if header.block_bytes as usize != codec.block_bytes()
+        || header.self_delimiting != sd
+        || header.len_width != width
+    {
+        return Err(BulkError::HeaderCorrupt(format!(
+            "block size {} / packing do not match codec `{}` ({} bytes)",
+            header.block_bytes,
+            codec.algo(),
+            codec.block_bytes()
+        )));
+    }
+    Ok(())
+}
+
+/// Read the header of a container.
+pub fn read_header<R: Read>(input: &mut R) -> Result<Header, BulkError> {
+    let mut b = [0u8; HEADER_BYTES];
+    let n = fill(input, &mut b)?;
+    Header::parse(&b[..n])
+}
+
+/// Largest stored chunk a header allows (bounds what a corrupt frame can
+/// make us allocate).
+fn max_stored(h: &Header, codec: &dyn BulkCodec) -> u64 {
+    let blocks = h.chunk_blocks as u64;
+    (blocks * (codec.max_bits() as u64 + h.len_width as u64)).div_ceil(8)
+}
+
+#[derive(Default)]
+struct Slot {
+    frame: Option<Frame>,
+    offset: u64,
+    first_block: u64,
+    buf: Vec<u8>,
+    out: Vec<u8>,
+}
+
+struct FrameReader<'c, R> {
+    input: R,
+    header: Header,
+    codec: &'c dyn BulkCodec,
+    pos: u64,
+    next_chunk: u64,
+    next_block: u64,
+    last_blocks: u32,
+    frames: Vec<IndexEntry>,
+    /// `(index entries, original length)` once the index is reached.
+    end: Option<(Vec<IndexEntry>, u64, u64)>,
+}
+
+impl<R: Read> FrameReader<'_, R> {
+    fn read_exact_or(
+        &mut self,
+        buf: &mut [u8],
+        what: &dyn Fn() -> BulkError,
+    ) -> Result<(), BulkError> {
+        let n = fill(&mut self.input, buf)?;
+        self.pos += n as u64;
+        if n < buf.len() {
+            return Err(what());
+        }
+        Ok(())
+    }
+
+    /// Fill `slots` with the next chunks; returns how many were read.
+    fn read_window(&mut self, slots: &mut [Slot]) -> Result<usize, BulkError> {
+        let mut n = 0;
+        while n < slots.len() && self.end.is_none() {
+            let k = self.next_chunk;
+            let offset = self.pos;
+            let mut fb = [0u8; FRAME_BYTES];
+            let trunc = || BulkError::ChunkTruncated {
+                chunk: k,
+                what: "the frame (or the chunk index) is missing".into(),
+            };
+            self.read_exact_or(&mut fb[..4], &trunc)?;
+            if u32::from_le_bytes([fb[0], fb[1], fb[2], fb[3]]) == INDEX_MARKER {
+                self.read_index(offset, &fb[..4])?;
+                break;
+            }
+            self.read_exact_or(&mut fb[4..], &trunc)?;
+            let frame = Frame::parse(&fb);
+            let bad = |what: String| BulkError::ChunkCorrupt { chunk: k, what };
+            if frame.chunk as u64 != k {
+                return Err(bad(format!(
+                    "frame carries sequence number {}",
+                    frame.chunk
+                )));
+            }
+            if k > 0 && self.last_blocks != self.header.chunk_blocks {
+                return Err(BulkError::ChunkCorrupt {
+                    chunk: k - 1,
+                    what: format!(
+                        "holds {} blocks but is not the last chunk",
+                        self.last_blocks
+                    ),
+                });
+            }
+            if frame.stored as u64 > max_stored(&self.header, self.codec)
+                || frame.blocks == 0
+                || frame.blocks > self.header.chunk_blocks
+                || frame.bits as u64 > frame.stored as u64 * 8
+            {
+                return Err(bad(format!(
+                    "frame is corrupt ({} stored bytes, {} bits, {} blocks)",
+                    frame.stored, frame.bits, frame.blocks
+                )));
+            }
+            let slot = &mut slots[n];
+            let stored = frame.stored as usize;
+            slot.buf.clear();
+            slot.buf.resize(stored + EXTRACT_PAD, 0);
+            let mut buf = std::mem::take(&mut slot.buf);
+            let r = self.read_exact_or(&mut buf[..stored], &|| BulkError::ChunkTruncated {
+                chunk: k,
+                what: format!("{stored} stored bytes expected"),
+            });
+            let slot = &mut slots[n];
+            slot.buf = buf;
+            r?;
+            // checked here, before the next frame is parsed, so that a
+            // corrupt length field is reported against its own chunk
+            if frame.compute_crc(&slot.buf[..stored]) != frame.crc {
+                return Err(bad("checksum mismatch".into()));
+            }
+            slot.frame = Some(frame);
+            slot.offset = offset;
+            slot.first_block = self.next_block;
+            self.frames.push(IndexEntry {
+                offset,
+                stored: frame.stored,
+                crc: frame.crc,
+            });
+            self.next_chunk += 1;
+            self.next_block += frame.blocks as u64;
+            self.last_blocks = frame.blocks;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    fn read_index(&mut self, offset: u64, marker: &[u8]) -> Result<(), BulkError> {
+        let mut head = [0u8; INDEX_HEAD_BYTES];
+        head[..4].copy_from_slice(marker);
+        let trunc = || BulkError::Truncated("in the chunk index".into());
+        self.read_exact_or(&mut head[4..], &trunc)?;
+        let count = index_count(&head);
+        if count != self.next_chunk {
+            return Err(BulkError::IndexCorrupt(format!(
+                "lists {count} chunks, the container holds {}",
+                self.next_chunk
+            )));
+        }
+        let mut body = vec![0u8; count as usize * 16 + 4];
+        self.read_exact_or(&mut body, &trunc)?;
+        let (entries, original_len) = parse_index(&head, &body)?;
+        for (k, (a, b)) in entries.iter().zip(&self.frames).enumerate() {
+            if a != b {
+                return Err(BulkError::IndexCorrupt(format!(
+                    "entry {k} does not match chunk {k}"
+                )));
+            }
+        }
+        self.end = Some((entries, original_len, offset));
+        Ok(())
+    }
+}
+
+fn decode_slot(
+    codec: &dyn BulkCodec,
+    header: &Header,
+    chunk: u64,
+    slot: &mut Slot,
+) -> Result<(), BulkError> {
+    let Some(frame) = slot.frame else {
+        return Ok(());
+    };
+    let bb = codec.block_bytes();
+    slot.out.resize(frame.blocks as usize * bb, 0);
+    decode_chunk(
+        codec,
+        header.len_width,
+        &StoredChunk {
+            padded: &slot.buf,
+            bits: frame.bits as usize,
+            blocks: frame.blocks as usize,
+        },
+        ChunkPos {
+            chunk,
+            first_block: slot.first_block,
+        },
+        &mut slot.out,
+    )
+}
+
+/// Decompress a container from `input` (read front to back: works on
+/// pipes) into `out`. `window` chunks are decoded at a time.
+pub fn decompress<R: Read + Send, W: Write>(
+    codec: &dyn BulkCodec,
+    mut input: R,
+    mut out: W,
+    engine: Engine,
+    window: usize,
+    progress: &dyn Fn(u64),
+) -> Result<Summary, BulkError> {
+    let header = read_header(&mut input)?;
+    check_codec(&header, codec)?;
+    let window = window.max(1);
+    let mut rd = FrameReader {
+        input,
+        header: header.clone(),
+        codec,
+        pos: HEADER_BYTES as u64,
+        next_chunk: 0,
+        next_block: 0,
+        last_blocks: header.chunk_blocks,
+        frames: Vec::new(),
+        end: None,
+    };
+    let mut cur: Vec<Slot> = (0..window).map(|_| Slot::default()).collect();
+    let mut next: Vec<Slot> = (0..window).map(|_| Slot::default()).collect();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut have_pending = false;
+    let mut written = 0u64;
+    let mut sum = Summary::default();
+    let mut n_cur = rd.read_window(&mut cur)?;
+    let mut first_chunk = 0u64;
+    loop {
+        let hdr = &header;
+        let decode_all = |slots: &mut [Slot]| -> Result<(), BulkError> {
+            match engine {
+                Engine::Parallel => slots
+                    .par_iter_mut()
+                    .enumerate()
+                    .try_for_each(|(i, s)| decode_slot(codec, hdr, first_chunk + i as u64, s)),
+                Engine::Single => slots
+                    .iter_mut()
+                    .enumerate()
+                    .try_for_each(|(i, s)| decode_slot(codec, hdr, first_chunk + i as u64, s)),
+            }
+        };
+        let slots = &mut cur[..n_cur];
+        let n_next = if rd.end.is_some() {
+            decode_all(slots)?;
+            0
+        } else if engine == Engine::Parallel {
+            let (r, d) = rayon::join(|| rd.read_window(&mut next), || decode_all(slots));
+            d?;
+            r?
+        } else {
+            decode_all(slots)?;
+            rd.read_window(&mut next)?
+        };
+        for s in cur[..n_cur].iter_mut() {
+            if have_pending {
+                out.write_all(&pending)?;
+                written += pending.len() as u64;
+            }
+            std::mem::swap(&mut pending, &mut s.out);
+            have_pending = true;
+            if let Some(f) = s.frame.take() {
+                sum.payload_bits += f.bits as u64;
+            }
+        }
+        progress(written);
+        first_chunk += n_cur as u64;
+        std::mem::swap(&mut cur, &mut next);
+        n_cur = n_next;
+        if n_cur == 0 && rd.end.is_some() {
+            break;
+        }
+    }
+    let Some((_, original_len, index_offset)) = rd.end.take() else {
+        return Err(BulkError::Truncated("chunk index missing".into()));
+    };
+    let bb = header.block_bytes as u64;
+    let total = rd.next_block * bb;
+    if original_len > total || total - original_len >= bb {
+        return Err(BulkError::IndexCorrupt(format!(
+            "original length {original_len} does not fit {} blocks",
+            rd.next_block
+        )));
+    }
+    if let Some(h) = header.original_len {
+        if h != original_len {
+            return Err(BulkError::IndexCorrupt(format!(
+                "original length {original_len}, header says {h}"
+            )));
+        }
+    }
+    if have_pending {
+        let keep = (original_len - written) as usize;
+        out.write_all(&pending[..keep])?;
+        written += keep as u64;
+    }
+    out.flush()?;
+    let mut tb = [0u8; TRAILER_BYTES];
+    rd.read_exact_or(&mut tb, &|| {
+        BulkError::Truncated("the trailer is missing".into())
+    })?;
+    let trailer = Trailer::parse(&tb)?;
+    if trailer.index_offset != index_offset
+        || trailer.chunk_count != rd.next_chunk
+        || trailer.original_len != original_len
+    {
+        return Err(BulkError::IndexCorrupt(
+            "trailer disagrees with the index".into(),
+        ));
+    }
+    let mut extra = [0u8; 1];
+    if fill(&mut rd.input, &mut extra)? != 0 {
+        return Err(BulkError::Config("data after the container trailer".into()));
+    }
+    progress(written);
+    sum.original_len = written;
+    sum.container_len = rd.pos;
+    sum.chunks = rd.next_chunk;
+    Ok(sum)
+}
+
+/// Random access to the blocks of a container through its chunk index.
+pub struct BlockReader<R> {
+    input: R,
+    pub header: Header,
+    pub entries: Vec<IndexEntry>,
+    pub original_len: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: Read + Seek> BlockReader<R> {
+    /// Read the header, trailer and index; check the index is consistent.
+    pub fn open(mut input: R) -> Result<Self, BulkError> {
+        input.seek(SeekFrom::Start(0))?;
+        let header = read_header(&mut input)?;
+        let size = input.seek(SeekFrom::End(0))?;
+        let min = (HEADER_BYTES + INDEX_HEAD_BYTES + 4 + TRAILER_BYTES) as u64;
+        if size < min {
+            return Err(BulkError::Truncated(format!(
+                "{size} bytes, too short for a container"
+            )));
+        }
+        input.seek(SeekFrom::Start(size - TRAILER_BYTES as u64))?;
+        let mut tb = [0u8; TRAILER_BYTES];
+        input.read_exact(&mut tb)?;
+        let t = Trailer::parse(&tb)?;
+        let index_len = t
+            .chunk_count
+            .checked_mul(16)
+            .and_then(|x| x.checked_add((INDEX_HEAD_BYTES + 4) as u64));
+        if index_len.and_then(|l| l.checked_add(t.index_offset))
+            != Some(size - TRAILER_BYTES as u64)
+        {
+            return Err(BulkError::IndexCorrupt(
+                "trailer points outside the container".into(),
+            ));
+        }
+        input.seek(SeekFrom::Start(t.index_offset))?;
+        let mut head = [0u8; INDEX_HEAD_BYTES];
+        input.read_exact(&mut head)?;
+        let mut body = vec![0u8; t.chunk_count as usize * 16 + 4];
+        input.read_exact(&mut body)?;
+        let (entries, original_len) = parse_index(&head, &body)?;
+        if original_len != t.original_len || header.original_len.is_some_and(|l| l != original_len)
+        {
+            return Err(BulkError::IndexCorrupt("original lengths disagree".into()));
+        }
+        let mut at = HEADER_BYTES as u64;
+        for (k, e) in entries.iter().enumerate() {
+            if e.offset != at {
+                return Err(BulkError::IndexCorrupt(format!(
+                    "chunk {k} at offset {}, expected {at}",
+                    e.offset
+                )));
+            }
+            at += FRAME_BYTES as u64 + e.stored as u64;
+        }
+        if at != t.index_offset {
+            return Err(BulkError::IndexCorrupt(
+                "chunks do not end at the index".into(),
+            ));
+        }
+        let blocks = original_len.div_ceil(header.block_bytes as u64);
+        if blocks.div_ceil(header.chunk_blocks as u64) != entries.len() as u64 {
+            return Err(BulkError::IndexCorrupt(format!(
+                "{} chunks for {original_len} bytes",
+                entries.len()
+            )));
+        }
+        Ok(BlockReader {
+            input,
+            header,
+            entries,
+            original_len,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Blocks in the container (the last may be partial).
+    pub fn blocks(&self) -> u64 {
+        self.original_len.div_ceil(self.header.block_bytes as u64)
+    }
+
+    /// Block `i`, truncated to the original length for the last block.
+    pub fn read_block(&mut self, codec: &dyn BulkCodec, i: u64) -> Result<Vec<u8>, BulkError> {
+        check_codec(&self.header, codec)?;
+        if i >= self.blocks() {
+            return Err(BulkError::BlockOutOfRange {
+                block: i,
+                blocks: self.blocks(),
+            });
+        }
+        let cbk = self.header.chunk_blocks as u64;
+        let k = i / cbk;
+        let e = self.entries[k as usize];
+        self.input.seek(SeekFrom::Start(e.offset))?;
+        let mut fb = [0u8; FRAME_BYTES];
+        self.input.read_exact(&mut fb)?;
+        let frame = Frame::parse(&fb);
+        let bad = |what: &str| BulkError::ChunkCorrupt {
+            chunk: k,
+            what: what.to_string(),
+        };
+        if frame.stored != e.stored || frame.crc != e.crc || frame.chunk as u64 != k {
+            return Err(bad("frame does not match the chunk index"));
+        }
+        if frame.bits as u64 > frame.stored as u64 * 8 || frame.blocks as u64 > cbk {
+            return Err(bad("frame is corrupt"));
+        }
+        let stored = frame.stored as usize;
+        self.buf.clear();
+        self.buf.resize(stored + EXTRACT_PAD, 0);
+        self.input.read_exact(&mut self.buf[..stored])?;
+        if crc32(&[&frame.head_bytes(), &self.buf[..stored]]) != frame.crc {
+            return Err(bad("checksum mismatch"));
+        }
+        let bb = self.header.block_bytes as usize;
+        let mut out = vec![0u8; bb];
+        decode_block(
+            codec,
+            self.header.len_width,
+            &StoredChunk {
+                padded: &self.buf,
+                bits: frame.bits as usize,
+                blocks: frame.blocks as usize,
+            },
+            ChunkPos {
+                chunk: k,
+                first_block: k * cbk,
+            },
+            (i - k * cbk) as usize,
+            &mut out,
+        )?;
+        let end = ((i + 1) * bb as u64).min(self.original_len);
+        out.truncate((end - i * bb as u64) as usize);
+        Ok(out)
+    }
+}

@@ -1,0 +1,126 @@
+//! `bdi_compressor`: the MAG-aware BDI compressor (docs/hw/mag-bdi.md).
+//!
+//! Per delta width `d_i` of the size table, one compressor unit `cu<i>`
+//! (the paper's Fig. 9), all in parallel on the input block:
+//! `cu<i>_zfit` (bit j: value j fits the zero base), `cu<i>_base` (the first
+//! value that does not), `cu<i>_delta<j>` (value minus base),
+//! `cu<i>_fits`, and `cu<i>_data` (the compressed bytes of this size).
+//! The priority select takes the smallest fitting size, else raw; the
+//! encoding and the bytes are registered (`s1_enc`, `s1_data`).
+
+use golden::magbdi::Table;
+
+use super::fits;
+use crate::ir::{Expr, IrError, Module};
+use crate::mpc::circuits::{k, onehot_mux, wire, Pipeline};
+
+pub const MODULE: &str = "bdi_compressor";
+
+/// Build the compressor for a size table.
+pub fn build(table: &Table) -> Result<Module, IrError> {
+    let p = &table.params;
+    let n = p.values();
+    let w = 8 * p.base_bytes as u32;
+    let bus = 8 * p.block_bytes as u32;
+    let e = table.encoding_bits();
+    let mut m = Module::new(MODULE)?;
+    m.clock("clk")?;
+    m.reset("rst")?;
+    let in_valid = m.input("in_valid", 1)?;
+    let in_ready = m.output("in_ready", 1)?;
+    let in_block = m.input("in_block", bus)?;
+    let out_valid = m.output("out_valid", 1)?;
+    let out_ready = m.input("out_ready", 1)?;
+    let out_enc = m.output("out_enc", e)?;
+    let out_data = m.output("out_data", bus)?;
+
+    let vals: Vec<Expr> = (0..n as u32)
+        .map(|j| in_block.expr().slice(w * j + w - 1, w * j))
+        .collect::<Result<_, _>>()?;
+    let mut fit_flags = Vec::new();
+    let mut datas = Vec::new();
+    for (i, s) in table.sizes.iter().enumerate() {
+        let d = s.delta_bits;
+        let cu = format!("cu{i}");
+        // step 1: zero base
+        let zfit: Vec<Expr> = vals
+            .iter()
+            .map(|v| fits(v, d, p.mode))
+            .collect::<Result<_, _>>()?;
+        let zfit = wire(
+            &mut m,
+            &format!("{cu}_zfit"),
+            Expr::concat(zfit.iter().rev().cloned())?,
+        )?;
+        // first value the zero base cannot cover (one-hot), and the base
+        let mut first = Vec::with_capacity(n);
+        let mut all_before = Expr::bool(true);
+        for j in 0..n as u32 {
+            let miss = zfit.bit(j)?.not();
+            first.push(miss.and(&all_before)?);
+            all_before = all_before.and(&zfit.bit(j)?)?;
+        }
+        let base = wire(&mut m, &format!("{cu}_base"), onehot_mux(&first, &vals)?)?;
+        // step 2: deltas to the non-zero base
+        let mut ok = Vec::with_capacity(n);
+        let mut fields = Vec::with_capacity(n);
+        for (j, v) in vals.iter().enumerate() {
+            let delta = wire(&mut m, &format!("{cu}_delta{j}"), v.sub(&base)?)?;
+            let z = zfit.bit(j as u32)?;
+            ok.push(z.or(&fits(&delta, d, p.mode)?)?);
+            fields.push(Expr::mux(&z, &v.slice(d - 1, 0)?, &delta.slice(d - 1, 0)?)?);
+        }
+        let ok = Expr::concat(ok.into_iter().rev())?;
+        let f = wire(&mut m, &format!("{cu}_fits"), ok.reduce_and())?;
+        // the compressed bit string, MSB first: base, bitmask (value 0
+        // first), deltas (value 0 first), zero padding to 8 * bytes bits
+        let mut parts = vec![base.clone()];
+        parts.extend(
+            (0..n as u32)
+                .map(|j| zfit.bit(j).map(|b| b.not()))
+                .collect::<Result<Vec<_>, _>>()?,
+        );
+        parts.extend(fields);
+        let pad = 8 * s.bytes as u32 - s.used_bits as u32;
+        if pad > 0 {
+            parts.push(k(0, pad)?);
+        }
+        let stream = Expr::concat(parts)?;
+        let c = 8 * s.bytes as u32;
+        // byte j (memory order) = stream bits [c-1-8j : c-8-8j]
+        let mut bytes: Vec<Expr> = (0..s.bytes as u32)
+            .map(|j| stream.slice(c - 1 - 8 * j, c - 8 - 8 * j))
+            .collect::<Result<_, _>>()?;
+        bytes.reverse();
+        let mut data = Expr::concat(bytes)?;
+        if c < bus {
+            data = data.zext(bus)?;
+        }
+        let data = wire(&mut m, &format!("{cu}_data"), data)?;
+        fit_flags.push(f);
+        datas.push(data);
+    }
+    // priority select: smallest fitting size, else raw
+    let mut sel = Vec::with_capacity(fit_flags.len() + 1);
+    let mut none_before = Expr::bool(true);
+    for f in &fit_flags {
+        sel.push(f.and(&none_before)?);
+        none_before = none_before.and(&f.not())?;
+    }
+    sel.push(none_before);
+    let codes: Vec<Expr> = (0..sel.len() as u128)
+        .map(|c| k(c, e))
+        .collect::<Result<_, _>>()?;
+    datas.push(in_block.expr());
+    let enc = wire(&mut m, "enc", onehot_mux(&sel, &codes)?)?;
+    let data = wire(&mut m, "data", onehot_mux(&sel, &datas)?)?;
+
+    let pipe = Pipeline::new(&mut m, 1, &in_valid.expr(), &out_ready.expr())?;
+    let s1_enc = pipe.reg(&mut m, 1, "s1_enc", enc)?;
+    let s1_data = pipe.reg(&mut m, 1, "s1_data", data)?;
+    m.assign(&in_ready, pipe.enable[0].clone())?;
+    m.assign(&out_valid, pipe.valid[0].expr())?;
+    m.assign(&out_enc, s1_enc)?;
+    m.assign(&out_data, s1_data)?;
+    Ok(m)
+}

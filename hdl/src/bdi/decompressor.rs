@@ -1,0 +1,114 @@
+//! `bdi_decompressor`: the MAG-aware BDI decompressor (docs/hw/mag-bdi.md).
+//!
+//! The base and the bitmask sit at the same place for every size; only the
+//! delta fields move. Per size `i` the fields are cut from `in_data` and
+//! zero- or sign-extended (`sz<i>_ext<j>`); a one-hot select by `in_enc`
+//! picks them (`ext<j>`), and one adder per value adds the base where the
+//! bitmask bit is set: the paper's vector add. `in_enc` past the raw code,
+//! or non-zero padding after the deltas of the chosen size, is an error
+//! (`out_error`, `out_block` zero). Registers: `s1_block`, `s1_error`.
+
+use golden::magbdi::{DeltaMode, Table};
+
+use crate::ir::{Expr, IrError, Module};
+use crate::mpc::circuits::{eq_const, k, onehot_mux, wire, Pipeline};
+
+pub const MODULE: &str = "bdi_decompressor";
+
+/// Build the decompressor for a size table.
+pub fn build(table: &Table) -> Result<Module, IrError> {
+    let p = &table.params;
+    let n = p.values() as u32;
+    let w = 8 * p.base_bytes as u32;
+    let bus = 8 * p.block_bytes as u32;
+    let e = table.encoding_bits();
+    let mut m = Module::new(MODULE)?;
+    m.clock("clk")?;
+    m.reset("rst")?;
+    let in_valid = m.input("in_valid", 1)?;
+    let in_ready = m.output("in_ready", 1)?;
+    let in_enc = m.input("in_enc", e)?;
+    let in_data = m.input("in_data", bus)?;
+    let out_valid = m.output("out_valid", 1)?;
+    let out_ready = m.input("out_ready", 1)?;
+    let out_block = m.output("out_block", bus)?;
+    let out_error = m.output("out_error", 1)?;
+
+    // the bit string of the stored bytes, MSB first: stream bit t is bit
+    // 7 - t%8 of byte t/8
+    // (only the bytes of the largest size; the raw path takes the bus)
+    let used = table.sizes.iter().map(|s| s.bytes).max().unwrap_or(1) as u32;
+    let bytes: Vec<Expr> = (0..used)
+        .map(|j| in_data.expr().slice(8 * j + 7, 8 * j))
+        .collect::<Result<_, _>>()?;
+    let stream = wire(&mut m, "stream", Expr::concat(bytes)?)?;
+    let sw = 8 * used;
+    // stream bits [t, t+len) as an expression
+    let bits = |t: u32, len: u32| stream.slice(sw - 1 - t, sw - t - len);
+    let base = wire(&mut m, "base", bits(0, w)?)?;
+    let mask = wire(&mut m, "mask", bits(w, n)?)?;
+
+    let mut sel = Vec::new();
+    let mut pad_ok = Vec::new();
+    let mut exts: Vec<Vec<Expr>> = vec![Vec::new(); n as usize];
+    for (i, s) in table.sizes.iter().enumerate() {
+        let d = s.delta_bits;
+        sel.push(wire(
+            &mut m,
+            &format!("sel{i}"),
+            eq_const(&in_enc.expr(), i as u128)?,
+        )?);
+        for j in 0..n {
+            let f = bits(w + n + j * d, d)?;
+            let x = if d == w {
+                f
+            } else {
+                match p.mode {
+                    DeltaMode::Unsigned => f.zext(w)?,
+                    DeltaMode::Signed => Expr::concat([f.bit(d - 1)?.repeat(w - d)?, f.clone()])?,
+                }
+            };
+            exts[j as usize].push(x);
+        }
+        let pad = 8 * s.bytes as u32 - s.used_bits as u32;
+        pad_ok.push(if pad == 0 {
+            Expr::bool(true)
+        } else {
+            bits(s.used_bits as u32, pad)?.reduce_or().not()
+        });
+    }
+    let raw = wire(
+        &mut m,
+        "sel_raw",
+        eq_const(&in_enc.expr(), table.raw_code() as u128)?,
+    )?;
+    let known = sel.iter().try_fold(raw.clone(), |a, s| a.or(s))?;
+    let pad_good = onehot_mux(&sel, &pad_ok)?;
+    let error = wire(
+        &mut m,
+        "error",
+        known.not().or(&raw.not().and(&pad_good.not())?)?,
+    )?;
+    let mut vals = Vec::with_capacity(n as usize);
+    for j in 0..n {
+        let ext = wire(
+            &mut m,
+            &format!("ext{j}"),
+            onehot_mux(&sel, &exts[j as usize])?,
+        )?;
+        let plus = ext.add(&base)?;
+        vals.push(Expr::mux(&mask.bit(n - 1 - j)?, &plus, &ext)?);
+    }
+    let decoded = wire(&mut m, "decoded", Expr::concat(vals.into_iter().rev())?)?;
+    let block = Expr::mux(&raw, &in_data.expr(), &decoded)?;
+    let block = Expr::mux(&error, &k(0, bus)?, &block)?;
+
+    let pipe = Pipeline::new(&mut m, 1, &in_valid.expr(), &out_ready.expr())?;
+    let s1_block = pipe.reg(&mut m, 1, "s1_block", block)?;
+    let s1_error = pipe.reg(&mut m, 1, "s1_error", error)?;
+    m.assign(&in_ready, pipe.enable[0].clone())?;
+    m.assign(&out_valid, pipe.valid[0].expr())?;
+    m.assign(&out_block, s1_block)?;
+    m.assign(&out_error, s1_error)?;
+    Ok(m)
+}

@@ -1,0 +1,326 @@
+//! The generated MAG-aware BDI units, evaluated by the IR's own simulator
+//! (`Sim`) against the golden model (`golden::magbdi`): corner cases,
+//! deltas at each width's limit, structured and random blocks, corpus
+//! blocks, for several block/MAG/base/mode configurations; the decompressor
+//! also on corrupted inputs (bad encodings, non-zero padding). The emitted
+//! Verilog is linted with Verilator -Wall, Icarus -g2005 and yosys when
+//! they are installed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use golden::magbdi::{DeltaMode, MagBdi, Params, Table};
+use hdl::bdi::{compressor, decompressor, generate, header_lines, write_units, GenError, Unit};
+use hdl::ir::{Bits, Sim};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn to_bits(b: &[u8]) -> Bits {
+    let words: Vec<u64> = b
+        .chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect();
+    Bits::from_words(&words, 8 * b.len() as u32).expect("width")
+}
+
+fn from_bits(v: &Bits, n: usize) -> Vec<u8> {
+    v.words()
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .take(n)
+        .collect()
+}
+
+fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *seed >> 11
+}
+
+fn words_to_block(words: &[u64], k: usize) -> Vec<u8> {
+    words
+        .iter()
+        .flat_map(|w| w.to_le_bytes()[..k].to_vec())
+        .collect()
+}
+
+/// Corner cases, deltas at each width's limit, structured, random, corpus.
+fn test_blocks(p: &Params, table: &Table, n_random: usize) -> Vec<Vec<u8>> {
+    let bb = p.block_bytes;
+    let k = p.base_bytes;
+    let n = p.values();
+    let wmask = if k == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * k)) - 1
+    };
+    let mut v = vec![vec![0u8; bb], vec![0xff; bb]];
+    let mut seed = 11u64;
+    for base in [0x8000_0000u64, 0x1234_5678, 0x7fff_fff0, 5] {
+        let base = base & wmask;
+        v.push(words_to_block(&vec![base; n], k));
+        for s in &table.sizes {
+            let d = s.delta_bits;
+            for off in [
+                (1u64 << d) - 1,
+                1u64 << d,
+                (1u64 << (d - 1)) - 1,
+                1u64 << (d - 1),
+                (1u64 << (d - 1)).wrapping_neg(),
+                (1u64 << (d - 1)).wrapping_neg().wrapping_sub(1),
+                u64::MAX,
+            ] {
+                let mut w = vec![base; n];
+                let at = (lcg(&mut seed) as usize) % n;
+                w[at] = base.wrapping_add(off) & wmask;
+                v.push(words_to_block(&w, k));
+                // the same offset on the zero base, next to large values
+                let mut z = vec![0u64; n];
+                z[at] = off & wmask;
+                z[(at + 1) % n] = base;
+                v.push(words_to_block(&z, k));
+            }
+        }
+    }
+    for i in 0..n_random {
+        let base = lcg(&mut seed) & wmask;
+        let words: Vec<u64> = (0..n)
+            .map(|j| {
+                let r = lcg(&mut seed);
+                match i % 5 {
+                    0 => base.wrapping_add(r % (1 << (r % 30))) & wmask,
+                    1 => base.wrapping_sub(r % 500) & wmask,
+                    2 if j % 3 == 0 => r % 2000,
+                    2 => base.wrapping_add(r % 2000) & wmask,
+                    3 => r % (1 << (i % 40)),
+                    _ => r & wmask,
+                }
+            })
+            .collect();
+        v.push(words_to_block(&words, k));
+    }
+    let corpus = repo().join("../shared/corpus");
+    if let Ok(classes) = std::fs::read_dir(&corpus) {
+        let mut files: Vec<PathBuf> = classes
+            .filter_map(|e| e.ok())
+            .flat_map(|d| {
+                std::fs::read_dir(d.path())
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.path())
+            })
+            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+            .collect();
+        files.sort();
+        for f in files {
+            if let Ok(data) = std::fs::read(&f) {
+                for j in 0..4 {
+                    let off = (data.len() / bb / 5 * (j + 1)) * bb;
+                    if let Some(c) = data.get(off..off + bb) {
+                        v.push(c.to_vec());
+                    }
+                }
+            }
+        }
+    }
+    v
+}
+
+fn check(p: Params, n_random: usize) {
+    let codec = MagBdi::new(p).expect("params");
+    let table = codec.table().clone();
+    let bb = p.block_bytes;
+    let blocks = test_blocks(&p, &table, n_random);
+    let one = Bits::from_u128(1, 1).unwrap();
+    let zero = Bits::from_u128(0, 1).unwrap();
+    // compressor
+    let comp = compressor::build(&table).expect("compressor builds");
+    comp.emit(&[])
+        .expect("compressor passes the generation-time lint");
+    let mut sim = Sim::new(&comp).expect("sim");
+    sim.set("rst", &one).unwrap();
+    sim.step();
+    sim.set("rst", &zero).unwrap();
+    sim.set("in_valid", &one).unwrap();
+    sim.set("out_ready", &one).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for b in &blocks {
+        sim.set("in_block", &to_bits(b)).unwrap();
+        sim.step();
+        let exp = codec.encode(b);
+        seen.insert(exp.encoding);
+        assert_eq!(sim.get_u128("out_valid").unwrap(), 1);
+        let enc = sim.get_u128("out_enc").unwrap() as u32;
+        let data = from_bits(&sim.get("out_data").unwrap(), bb);
+        let mut want = exp.data.clone();
+        want.resize(bb, 0);
+        assert!(
+            enc == exp.encoding && data == want,
+            "{p:?} block {b:02x?}: RTL enc {enc} data {data:02x?}, golden enc {} data {:02x?}",
+            exp.encoding,
+            exp.data
+        );
+    }
+    assert!(seen.len() >= 2, "{p:?}: only encodings {seen:?} exercised");
+    // decompressor: golden outputs, garbage past the size, corrupted inputs
+    let dec = decompressor::build(&table).expect("decompressor builds");
+    dec.emit(&[])
+        .expect("decompressor passes the generation-time lint");
+    let mut sim = Sim::new(&dec).expect("sim");
+    sim.set("rst", &one).unwrap();
+    sim.step();
+    sim.set("rst", &zero).unwrap();
+    sim.set("in_valid", &one).unwrap();
+    sim.set("out_ready", &one).unwrap();
+    let e_max = 1u32 << table.encoding_bits();
+    let mut seed = 5u64;
+    let mut errors = 0;
+    for (i, b) in blocks.iter().enumerate() {
+        let exp = codec.encode(b);
+        let mut data = exp.data.clone();
+        data.resize(bb, 0);
+        let mut enc = exp.encoding;
+        match i % 4 {
+            1 => {
+                for x in data.iter_mut().skip(exp.data.len()) {
+                    *x = lcg(&mut seed) as u8;
+                }
+            }
+            2 => {
+                let bit = (lcg(&mut seed) as usize) % (8 * bb);
+                data[bit / 8] ^= 1 << (bit % 8);
+            }
+            3 => {
+                enc = (lcg(&mut seed) as u32) % e_max;
+                data.iter_mut().for_each(|x| *x = lcg(&mut seed) as u8);
+                if i % 8 == 3 {
+                    data.iter_mut().skip(bb / 2).for_each(|x| *x = 0);
+                }
+            }
+            _ => {}
+        }
+        sim.set_u128("in_enc", enc as u128).unwrap();
+        sim.set("in_data", &to_bits(&data)).unwrap();
+        sim.step();
+        let err = sim.get_u128("out_error").unwrap();
+        let out = from_bits(&sim.get("out_block").unwrap(), bb);
+        match codec.decode(enc, &data) {
+            Ok(want) => assert!(
+                err == 0 && out == want,
+                "{p:?} enc {enc} data {data:02x?}: RTL err {err} {out:02x?}, golden {want:02x?}"
+            ),
+            Err(e) => {
+                errors += 1;
+                assert!(
+                    err == 1 && out.iter().all(|&x| x == 0),
+                    "{p:?} enc {enc} data {data:02x?}: golden {e}, RTL err {err}"
+                )
+            }
+        }
+    }
+    let _ = errors;
+}
+
+#[test]
+fn paper_configurations_match_golden() {
+    for mag in [16, 32, 64] {
+        for mode in [DeltaMode::Unsigned, DeltaMode::Signed] {
+            check(Params::new(128, mag, 4, mode), 200);
+        }
+    }
+}
+
+#[test]
+fn other_configurations_match_golden() {
+    for (b, m, k, mode) in [
+        (128, 32, 8, DeltaMode::Unsigned),
+        (128, 32, 2, DeltaMode::Signed),
+        (32, 8, 4, DeltaMode::Unsigned),
+        (64, 16, 2, DeltaMode::Unsigned),
+        (256, 64, 4, DeltaMode::Signed),
+    ] {
+        check(Params::new(b, m, k, mode), 60);
+    }
+}
+
+#[test]
+fn no_delta_width_is_refused_before_writing() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bdi_nofit");
+    let _ = std::fs::remove_dir_all(&dir);
+    let e = write_units(
+        Params::new(16, 8, 8, DeltaMode::Unsigned),
+        &dir,
+        &Unit::ALL,
+        "test",
+    )
+    .unwrap_err();
+    assert!(matches!(e, GenError::Params(_)), "{e}");
+    assert!(e.to_string().contains("no delta width fits"), "{e}");
+    assert!(!dir.exists(), "nothing may be written");
+}
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
+}
+
+fn run(cmd: &mut Command) -> (bool, String) {
+    match cmd.output() {
+        Ok(out) => (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        ),
+        Err(e) => (false, format!("could not run {cmd:?}: {e}")),
+    }
+}
+
+#[test]
+fn emitted_verilog_is_lint_clean() {
+    for (mag, mode) in [
+        (16, DeltaMode::Unsigned),
+        (32, DeltaMode::Signed),
+        (64, DeltaMode::Unsigned),
+    ] {
+        let table = Table::new(Params::new(128, mag, 4, mode)).unwrap();
+        let header = header_lines(&table, "bdi_sim test");
+        let files = generate(&table, &Unit::ALL, &header).expect("generate");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bdi_lint_{mag}_{mode}"));
+        let paths = hdl::ir::write_files(&dir, &files).expect("write");
+        assert!(files[0].text.contains("MAG-aware BDI: block 128 B"));
+        for path in &paths {
+            let name = path.display().to_string();
+            let top = path.file_stem().unwrap().to_string_lossy().to_string();
+            if on_path("verilator") {
+                let (ok, text) =
+                    run(Command::new("verilator").args(["--lint-only", "-Wall", &name]));
+                assert!(
+                    ok && text.trim().is_empty(),
+                    "verilator -Wall {name}:\n{text}"
+                );
+            }
+            if on_path("iverilog") {
+                let (ok, text) =
+                    run(Command::new("iverilog").args(["-g2005", "-o", "/dev/null", &name]));
+                assert!(ok && text.trim().is_empty(), "iverilog {name}:\n{text}");
+            }
+            if on_path("yosys") {
+                let script =
+                    format!("read_verilog {name}; hierarchy -top {top}; proc; check -assert");
+                let (ok, text) = run(Command::new("yosys").args(["-q", "-p", &script]));
+                assert!(ok, "yosys {name}:\n{text}");
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! The MAG-aware BDI units co-simulated on Icarus (short: CI budget) with
+//! stalls and resets, against golden::magbdi; skipped without Icarus.
+
+use std::path::PathBuf;
+
+use golden::magbdi::{DeltaMode, Params};
+use testbench::bdi::{run, BdiConfig};
+use testbench::{sim, Simulator, Unit};
+
+#[test]
+fn bdi_units_match_golden_on_icarus() {
+    if sim::check_installed(Simulator::Icarus).is_err() {
+        println!(
+            "iverilog not installed; skipping ({})",
+            sim::install_hint(Simulator::Icarus)
+        );
+        return;
+    }
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
+    let cfg = BdiConfig {
+        params: Params::new(128, 16, 4, DeltaMode::Signed),
+        sims: vec![Simulator::Icarus],
+        units: Unit::ALL.to_vec(),
+        blocks: 150,
+        seed: 3,
+        corpus: corpus.is_dir().then_some(corpus),
+        stall: 0.3,
+        resets: 2,
+        build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bdi-cosim"),
+    };
+    let reports = run(&cfg).expect("co-simulation runs");
+    assert_eq!(reports.len(), 3);
+    for r in &reports {
+        assert!(r.ok(), "{}", r.render());
+    }
+}
