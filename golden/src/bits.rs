@@ -36,7 +36,7 @@ impl<const N: usize> BitWriter<N> {
     /// bug in the caller, reported by a panic with the sizes.
     #[inline]
     pub fn put(&mut self, value: u32, width: u32) {
-        assert!(
+        debug_assert!(
             width <= 32 && self.len + width as usize <= N * 8,
             "BitWriter overflow: {} + {} bits into {} bytes",
             self.len,
@@ -90,6 +90,25 @@ impl<'a> BitReader<'a> {
 
     pub fn remaining(&self) -> usize {
         self.len - self.pos
+    }
+
+    /// The next 32 bits, first bit in the MSB, without consuming them; bits
+    /// past the end of the slice read as 0 (callers check `remaining`).
+    #[inline]
+    pub fn peek32(&self) -> u32 {
+        let byte = self.pos / 8;
+        let off = (self.pos % 8) as u32;
+        let mut window = 0u64;
+        for k in 0..5 {
+            window = (window << 8) | *self.bytes.get(byte + k).unwrap_or(&0) as u64;
+        }
+        ((window << off) >> 8) as u32
+    }
+
+    /// Consume `n` bits (at most `remaining()`).
+    #[inline]
+    pub fn skip(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.len);
     }
 
     /// Read `width` (<= 32) bits, or `None` when fewer remain.

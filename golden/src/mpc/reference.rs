@@ -113,13 +113,59 @@ fn need(r: &mut BitReader<'_>, width: u32, len: usize) -> Result<u32, DecodeErro
 pub(crate) fn decode_symbols(
     r: &mut BitReader<'_>,
     len: usize,
+    on_code: impl FnMut(Code),
+) -> Result<[u16; SYMBOLS], DecodeError> {
+    decode_symbols_with(r, len, on_code, true)
+}
+
+/// `decode_symbols`; `peek` enables the one-peek fast path used whenever
+/// the longest code fits in the remaining bits (tests compare both paths).
+fn decode_symbols_with(
+    r: &mut BitReader<'_>,
+    len: usize,
     mut on_code: impl FnMut(Code),
+    peek: bool,
 ) -> Result<[u16; SYMBOLS], DecodeError> {
     let mut symbols = [0u16; SYMBOLS];
     let mut m = 0;
     while m < SYMBOLS {
         let at = r.position();
-        let code = if need(r, 1, len)? == 1 {
+        let code = if peek && r.remaining() >= 17 {
+            // Fast path: the longest code fits, decode from one peek.
+            let w = r.peek32();
+            let (code, used) = if w >> 31 == 1 {
+                (Code::Default((w >> 15) as u16), 17)
+            } else if w >> 30 == 0b01 {
+                let f = (w >> 25) & 0xf;
+                if (w >> 29) & 1 == 0 {
+                    if f < 2 {
+                        return Err(DecodeError::BadRunLength {
+                            symbol: m,
+                            run: f,
+                            at,
+                        });
+                    }
+                    (Code::ZeroRun(f as u8), 7)
+                } else {
+                    (Code::SingleOne(f as u8), 7)
+                }
+            } else {
+                match (w >> 28) & 0b11 {
+                    0b00 => {
+                        let q = (w >> 24) & 0xf;
+                        if q == 15 {
+                            return Err(DecodeError::BadPairPosition { symbol: m, at });
+                        }
+                        (Code::TwoOnes(q as u8), 8)
+                    }
+                    0b01 => (Code::FrontHalfZero((w >> 20) as u8), 12),
+                    0b10 => (Code::BackHalfZero((w >> 20) as u8), 12),
+                    _ => (Code::Zero, 4),
+                }
+            };
+            r.skip(used);
+            code
+        } else if need(r, 1, len)? == 1 {
             Code::Default(need(r, 16, len)? as u16)
         } else if need(r, 1, len)? == 1 {
             // 01x
@@ -264,4 +310,37 @@ fn decompress_traced_prefix(
     }
     t.used = r.position();
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-peek fast path decodes exactly like field-by-field reading,
+    /// errors included, on pseudo-random bit strings.
+    #[test]
+    fn peek_and_field_by_field_decoding_agree() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let n = (next() % 34) as usize;
+            // bias toward zeros so that valid blocks occur
+            let bytes: Vec<u8> = (0..n).map(|_| (next() & next() & next()) as u8).collect();
+            let len = (next() as usize) % (n * 8 + 1);
+            let decode = |peek: bool| {
+                let mut r = BitReader::new(&bytes, len);
+                let mut codes = Vec::new();
+                let res = decode_symbols_with(&mut r, len, |c| codes.push(c), peek);
+                // the reader position is observable only after success
+                let pos = res.is_ok().then(|| r.position());
+                (res, codes, pos)
+            };
+            assert_eq!(decode(true), decode(false), "bytes {bytes:02x?} len {len}");
+        }
+    }
 }
