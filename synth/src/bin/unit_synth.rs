@@ -1,0 +1,87 @@
+//! `unit_synth`: the synthesis flow (docs/hw/synthesis.md) on any directory
+//! written by `gen` (MAG-aware BDI, DPC, ...): every module listed in its
+//! `files.f` is synthesised (area, flops, cells; `--full` adds logic depth
+//! and OpenSTA) and summarised in `<rtl>/synth/report.md`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use synth::flow::{self, Options, UnitKind};
+use synth::liberty::Liberty;
+
+#[derive(Parser)]
+#[command(
+    name = "unit_synth",
+    about = "Synthesise the units of a gen output directory"
+)]
+struct Cli {
+    /// Directory written by `gen` (holding files.f).
+    #[arg(long)]
+    rtl: PathBuf,
+    #[arg(long)]
+    liberty: Option<PathBuf>,
+    /// Depth and STA runs too (slower).
+    #[arg(long)]
+    full: bool,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let list = cli.rtl.join("files.f");
+    let files = std::fs::read_to_string(&list)
+        .with_context(|| format!("reading {} (run gen first)", list.display()))?;
+    let units: Vec<String> = files
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.ends_with(".v"))
+        .map(|l| l.trim_end_matches(".v").to_string())
+        .collect();
+    if units.is_empty() {
+        bail!("{} lists no Verilog files", list.display());
+    }
+    let lib = Liberty::load(&flow::find_liberty(cli.liberty.as_deref())?)?;
+    let opts = if cli.full {
+        Options::FULL
+    } else {
+        Options::AREA_ONLY
+    };
+    let out = cli.rtl.join("synth");
+    let mut md = format!(
+        "# Synthesis report: {}\n\nLiberty `{}`; NAND2-eq unit `{}`. Flow: docs/hw/synthesis.md.\n\n\
+         | unit | NAND2-eq total | flops | flop NAND2-eq | logic NAND2-eq | cells | STA arrival (ns) |\n|---|---:|---:|---:|---:|---:|---:|\n",
+        cli.rtl.display(),
+        lib.path.display(),
+        lib.nand2.0
+    );
+    for top in &units {
+        let kind = if top.contains("decompressor") {
+            UnitKind::Decompressor
+        } else {
+            UnitKind::Compressor
+        };
+        let v = cli.rtl.join(format!("{top}.v"));
+        let r = flow::run_unit(&v, top, kind, &lib, &out.join(top), opts)
+            .with_context(|| format!("synthesising {}", v.display()))?;
+        let line = format!(
+            "| {top} | {:.0} | {} | {:.0} | {:.0} | {} | {} |",
+            r.nand2_eq,
+            r.flops,
+            r.flop_nand2,
+            r.comb_nand2,
+            r.cells,
+            r.stages
+                .iter()
+                .filter_map(|s| s.sta_arrival_ns)
+                .reduce(f64::max)
+                .map_or("-".into(), |x| format!("{x:.2}"))
+        );
+        println!("{line}");
+        let _ = writeln!(md, "{line}");
+    }
+    std::fs::create_dir_all(&out)?;
+    std::fs::write(out.join("report.md"), &md)?;
+    println!("wrote {}", out.join("report.md").display());
+    Ok(())
+}
