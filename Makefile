@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint cosim-all cosim-bdi fmt bench ratio synth synth-scaling sim cosim clean
+.PHONY: all setup run gen test lint cosim-all cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling sim cosim clean
 
 all: run
 
@@ -44,6 +44,7 @@ cosim-all:
 	  $(CARGO) run --release -q -p testbench --bin cosim -- --model $$m --sim both --unit all --blocks $(COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus) || exit 1; \
 	done
 	$(MAKE) cosim-bdi
+	$(MAKE) cosim-dpc
 
 ## Short co-simulation of the MAG-aware BDI units (docs/hw/mag-bdi.md):
 ## 128-byte blocks, 32-byte MAG unsigned and 16-byte MAG signed, both simulators.
@@ -52,6 +53,14 @@ cosim-bdi:
 	$(CARGO) build --release -p testbench --bin cosim_bdi
 	$(CARGO) run --release -q -p testbench --bin cosim_bdi -- --block 128 --mag 32 --base 4 --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 	$(CARGO) run --release -q -p testbench --bin cosim_bdi -- --block 128 --mag 16 --base 4 --mode signed --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 2 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+
+## Short co-simulation of the five DPC units (docs/hw/dpc.md): plain,
+## DF-TRUC and DF-MAN compressors, plain and DF-TRUC decompressors, both
+## simulators, stalls, backpressure and resets.
+DPC_COSIM_BLOCKS ?= 300
+cosim-dpc:
+	$(CARGO) build --release -p testbench --bin cosim_dpc
+	$(CARGO) run --release -q -p testbench --bin cosim_dpc -- --sim both --unit all --blocks $(DPC_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 lint:
 	$(CARGO) fmt --all -- --check

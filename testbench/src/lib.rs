@@ -15,6 +15,7 @@
 
 pub mod bdi;
 pub mod compare;
+pub mod dpc;
 pub mod hex;
 pub mod locate;
 pub mod output;
@@ -23,6 +24,7 @@ pub mod rtl;
 pub mod run;
 pub mod schedule;
 pub mod sim;
+pub mod stream_unit;
 pub mod vcd;
 pub mod vectors;
 

@@ -1,0 +1,544 @@
+//! Shared pieces of the co-simulations of single-stream units (one
+//! valid/ready input bus, one valid/ready output bus) other than the MPC
+//! model sets: compiling a testbench built on `tb/stream_driver.svh` on
+//! Icarus or Verilator (Verilator builds cached by a hash of the simulator
+//! version, the command and every source), little-endian bus vectors,
+//! running the simulator and checking its records against the golden
+//! expectations and the ideal-pipeline timing model
+//! ([`schedule::model_run`]), and corpus blocks by class.
+//!
+//! Used by [`crate::dpc`]; `crate::bdi` has its own copies of some of these
+//! (to be unified).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::schedule::{self, Schedule};
+use crate::sim::{check_installed, SimError};
+use crate::Simulator;
+
+/// The shared testbench driver, `include`d by the unit testbenches.
+pub const DRIVER_SOURCE: &str = include_str!("../tb/stream_driver.svh");
+/// Its file name (the testbenches' `include`).
+pub const DRIVER_FILE: &str = "stream_driver.svh";
+
+/// Why a stream-unit co-simulation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{sim} {step} failed:\n{tail}")]
+    Tool {
+        sim: Simulator,
+        step: &'static str,
+        tail: String,
+    },
+}
+
+/// Map an I/O error to [`StreamError::Io`] with what was being done.
+pub fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> StreamError {
+    let what = what.to_string();
+    move |source| StreamError::Io { what, source }
+}
+
+/// FNV-1a over `data`, continuing from `h`.
+pub fn fnv64(data: &[u8], mut h: u64) -> u64 {
+    for &b in data {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Run a tool; its output, or the last 30 lines of it on failure.
+pub fn run_tool(
+    cmd: &mut Command,
+    sim: Simulator,
+    step: &'static str,
+) -> Result<String, StreamError> {
+    let out = cmd.output().map_err(io(format!("running {cmd:?}")))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() {
+        let lines: Vec<&str> = text.lines().collect();
+        return Err(StreamError::Tool {
+            sim,
+            step,
+            tail: lines[lines.len().saturating_sub(30)..].join("\n"),
+        });
+    }
+    Ok(text)
+}
+
+/// A testbench to compile: `tb_source` (module `top`, which includes
+/// [`DRIVER_FILE`]) with one define and integer parameters, over `rtl`.
+#[derive(Clone, Debug)]
+pub struct TbSpec<'a> {
+    pub top: &'a str,
+    pub tb_file: &'a str,
+    pub tb_source: &'a str,
+    pub define: &'a str,
+    pub params: Vec<(&'static str, u64)>,
+    pub rtl: &'a [PathBuf],
+}
+
+/// Compile (or reuse) a testbench in `dir`; returns the command that runs
+/// it and whether a cached Verilator build was reused.
+pub fn build(
+    sim: Simulator,
+    spec: &TbSpec<'_>,
+    dir: &Path,
+) -> Result<(Vec<String>, bool), StreamError> {
+    check_installed(sim)?;
+    std::fs::create_dir_all(dir).map_err(io(dir.display()))?;
+    let dir = dir.canonicalize().map_err(io(dir.display()))?;
+    let tb = dir.join(spec.tb_file);
+    std::fs::write(&tb, spec.tb_source).map_err(io(tb.display()))?;
+    let inc = dir.join(DRIVER_FILE);
+    std::fs::write(&inc, DRIVER_SOURCE).map_err(io(inc.display()))?;
+    let mut files = vec![tb.display().to_string()];
+    let mut key = 0xcbf2_9ce4_8422_2325u64;
+    key = fnv64(spec.tb_source.as_bytes(), key);
+    key = fnv64(DRIVER_SOURCE.as_bytes(), key);
+    for f in spec.rtl {
+        files.push(
+            f.canonicalize()
+                .map_err(io(f.display()))?
+                .display()
+                .to_string(),
+        );
+        // The header's `// Command:` line (the command line of whoever
+        // generated the file) does not change the design: not hashed, so a
+        // cached Verilator build survives a rerun with other options.
+        let text = std::fs::read(f).map_err(io(f.display()))?;
+        for line in text.split(|&c| c == b'\n') {
+            if !line.starts_with(b"// Command:") {
+                key = fnv64(line, key);
+            }
+        }
+    }
+    let define = format!("-D{}", spec.define);
+    let include = format!("-I{}", dir.display());
+    match sim {
+        Simulator::Icarus => {
+            let exe = dir.join("sim.vvp");
+            let mut c = Command::new("iverilog");
+            c.args(["-g2012", "-s", spec.top, &define, &include]);
+            for (k, v) in &spec.params {
+                c.arg(format!("-P{}.{k}={v}", spec.top));
+            }
+            run_tool(c.arg("-o").arg(&exe).args(&files), sim, "compile")?;
+            Ok((
+                vec!["vvp".into(), "-n".into(), exe.display().to_string()],
+                false,
+            ))
+        }
+        Simulator::Verilator => {
+            let obj = dir.join("obj");
+            let exe = obj.join("sim");
+            let args: Vec<String> = [
+                "--binary",
+                "--timing",
+                "-O3",
+                "--x-assign",
+                "fast",
+                "--x-initial",
+                "fast",
+                "-Wno-fatal",
+                "-Wno-lint",
+                "-Wno-style",
+                "--top-module",
+                spec.top,
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([define, include])
+            .chain(spec.params.iter().map(|(k, v)| format!("-G{k}={v}")))
+            .collect();
+            let version = Command::new("verilator")
+                .arg("--version")
+                .output()
+                .map(|o| o.stdout)
+                .unwrap_or_default();
+            key = fnv64(&version, key);
+            key = fnv64(args.join(" ").as_bytes(), key);
+            let stamp = dir.join("build.stamp");
+            let want = format!("{key:016x}\n");
+            if exe.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&want) {
+                return Ok((vec![exe.display().to_string()], true));
+            }
+            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+            run_tool(
+                Command::new("verilator")
+                    .args(&args)
+                    .arg("-j")
+                    .arg(jobs.to_string())
+                    .arg("--Mdir")
+                    .arg(&obj)
+                    .args(["-o", "sim"])
+                    .args(&files)
+                    .current_dir(&dir),
+                sim,
+                "compile",
+            )?;
+            std::fs::write(&stamp, want).map_err(io(stamp.display()))?;
+            Ok((vec![exe.display().to_string()], false))
+        }
+    }
+}
+
+/// A bus value built from fields, least significant first (as the
+/// testbenches concatenate `{last, ..., first}`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LeBus {
+    bytes: Vec<u8>,
+    width: usize,
+}
+
+impl LeBus {
+    pub fn new() -> LeBus {
+        LeBus::default()
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    pub fn bit(&self, i: usize) -> bool {
+        i < self.width
+            && self
+                .bytes
+                .get(i / 8)
+                .is_some_and(|b| (b >> (i % 8)) & 1 == 1)
+    }
+
+    pub fn put_bit(&mut self, v: bool) {
+        if self.width.is_multiple_of(8) {
+            self.bytes.push(0);
+        }
+        if v {
+            if let Some(b) = self.bytes.last_mut() {
+                *b |= 1 << (self.width % 8);
+            }
+        }
+        self.width += 1;
+    }
+
+    /// `w` bits of `v`, LSB first.
+    pub fn put_uint(&mut self, v: u64, w: usize) {
+        for i in 0..w {
+            self.put_bit(i < 64 && (v >> i) & 1 == 1);
+        }
+    }
+
+    /// Bytes as a little-endian field (byte `i` at bits `8i+7..8i`).
+    pub fn put_bytes(&mut self, b: &[u8]) {
+        for &x in b {
+            self.put_uint(x as u64, 8);
+        }
+    }
+
+    /// A `w`-bit field holding the first `len` bits of the MSB-first bit
+    /// string `bits` left-aligned (bit string bit 0 at the field's MSB),
+    /// zero below.
+    pub fn put_left_aligned(&mut self, bits: &[u8], len: usize, w: usize) {
+        // bus bit j (appended LSB first) holds bit-string bit w-1-j
+        for j in 0..w {
+            let k = w - 1 - j;
+            self.put_bit(k < len && bits.get(k / 8).is_some_and(|b| (b >> (7 - k % 8)) & 1 == 1));
+        }
+    }
+
+    /// `w` bits from `lo` as an integer.
+    pub fn uint(&self, lo: usize, w: usize) -> u64 {
+        (0..w.min(64)).fold(0, |acc, i| acc | (self.bit(lo + i) as u64) << i)
+    }
+
+    /// `n` bytes from bit `lo` (little-endian field).
+    pub fn bytes(&self, lo: usize, n: usize) -> Vec<u8> {
+        (0..n).map(|i| self.uint(lo + 8 * i, 8) as u8).collect()
+    }
+
+    /// The `w`-bit field at `lo` read left-aligned: an MSB-first bit string
+    /// of `w` bits (field MSB first), as bytes.
+    pub fn left_aligned(&self, lo: usize, w: usize) -> Vec<u8> {
+        let mut out = vec![0u8; w.div_ceil(8)];
+        for k in 0..w {
+            if self.bit(lo + w - 1 - k) {
+                out[k / 8] |= 0x80 >> (k % 8);
+            }
+        }
+        out
+    }
+
+    /// Hex, most significant digit first, `ceil(width / 4)` digits.
+    pub fn hex(&self) -> String {
+        let digits = self.width.div_ceil(4);
+        (0..digits)
+            .rev()
+            .map(|d| {
+                let v = self.uint(4 * d, 4.min(self.width - 4 * d));
+                char::from_digit(v as u32, 16).unwrap_or('0')
+            })
+            .collect()
+    }
+
+    /// Parse hex of a `width`-bit bus; `None` on x/z or other characters.
+    pub fn parse(text: &str, width: usize) -> Option<LeBus> {
+        let mut out = LeBus {
+            bytes: vec![0u8; width.div_ceil(8)],
+            width,
+        };
+        for (d, c) in text.bytes().rev().enumerate() {
+            let v = (c as char).to_digit(16)?;
+            for b in 0..4 {
+                let bit = 4 * d + b;
+                if (v >> b) & 1 == 1 {
+                    if bit >= width {
+                        return None;
+                    }
+                    out.bytes[bit / 8] |= 1 << (bit % 8);
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+/// The result of one unit on one simulator.
+#[derive(Clone, Debug)]
+pub struct StreamReport {
+    pub sim: Simulator,
+    pub unit: String,
+    pub vectors: usize,
+    pub matched: usize,
+    /// What the vectors covered (categories, outcomes).
+    pub coverage: String,
+    pub problems: Vec<String>,
+    /// Compile (or cache check) plus simulation.
+    pub seconds: f64,
+    /// Simulation only.
+    pub sim_seconds: f64,
+    /// Clock cycles simulated (the testbench's `D` record).
+    pub cycles: u64,
+    pub cached_build: bool,
+}
+
+impl StreamReport {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty() && self.matched == self.vectors
+    }
+
+    pub fn render(&self) -> String {
+        let mut s = format!(
+            "  {:9} {:22} {}/{} match, {} cycles, {:.1} s ({:.0} vectors/s simulated){}\n    {}\n",
+            self.sim.name(),
+            self.unit,
+            self.matched,
+            self.vectors,
+            self.cycles,
+            self.seconds,
+            self.vectors as f64 / self.sim_seconds.max(1e-9),
+            if self.cached_build {
+                ", cached build"
+            } else {
+                ""
+            },
+            self.coverage,
+        );
+        for p in self.problems.iter().take(10) {
+            let _ = writeln!(s, "    MISMATCH: {p}");
+        }
+        if self.problems.len() > 10 {
+            let _ = writeln!(s, "    ... {} more", self.problems.len() - 10);
+        }
+        s
+    }
+}
+
+/// One simulator run of a compiled testbench.
+#[derive(Clone, Debug)]
+pub struct SimRun<'a> {
+    pub sim: Simulator,
+    pub unit: &'a str,
+    /// Command from [`build`] and whether it was cached.
+    pub cmd: Vec<String>,
+    pub cached: bool,
+    /// The simulator's working directory (`out.txt`, `sim.log`).
+    pub dir: &'a Path,
+    pub vectors: &'a Path,
+    pub schedule_path: &'a Path,
+    pub schedule: &'a Schedule,
+    /// Pipeline stages between the testbench's input and output.
+    pub stages: usize,
+    pub n: usize,
+    /// Width of the testbench's `out_all`.
+    pub out_width: usize,
+    pub coverage: String,
+    pub started: std::time::Instant,
+}
+
+/// Run the simulator; check every `O` record with `check(index, output)`
+/// (`Err(description)` on a mismatch), the order, count and timing of the
+/// outputs and the resets against the ideal pipeline, and the protocol
+/// records.
+pub fn run_and_check(
+    r: &SimRun<'_>,
+    mut check: impl FnMut(usize, &LeBus) -> Result<(), String>,
+) -> Result<StreamReport, StreamError> {
+    let ideal = schedule::model_run(r.schedule, r.stages, r.n as u64, u64::MAX / 2);
+    let dir = r.dir.canonicalize().map_err(io(r.dir.display()))?;
+    let out_path = dir.join("out.txt");
+    let _ = std::fs::remove_file(&out_path);
+    let abs = |p: &Path| p.canonicalize().map_err(io(p.display()));
+    let mut c = Command::new(&r.cmd[0]);
+    c.args(&r.cmd[1..])
+        .arg(format!("+vectors={}", abs(r.vectors)?.display()))
+        .arg(format!("+schedule={}", abs(r.schedule_path)?.display()))
+        .arg(format!("+out={}", out_path.display()))
+        .arg(format!("+n={}", r.n))
+        .arg("+timeout=20000")
+        .current_dir(&dir);
+    let t_sim = std::time::Instant::now();
+    let log = run_tool(&mut c, r.sim, "run")?;
+    let sim_seconds = t_sim.elapsed().as_secs_f64();
+    std::fs::write(dir.join("sim.log"), &log).map_err(io("sim.log"))?;
+    let text = std::fs::read_to_string(&out_path).map_err(io(out_path.display()))?;
+    let mut problems = Vec::new();
+    let mut matched = 0;
+    let mut delivered = Vec::new();
+    let mut resets = Vec::new();
+    let mut cycles = 0;
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| f.get(i).and_then(|x| u64::from_str_radix(x, 16).ok());
+        match f.first().copied() {
+            Some("O") => {
+                let (Some(idx), Some(cyc), Some(lat)) = (num(1), num(2), num(3)) else {
+                    problems.push(format!("bad record `{line}`"));
+                    continue;
+                };
+                delivered.push((idx, cyc, lat));
+                let res = match f.get(4).and_then(|h| LeBus::parse(h, r.out_width)) {
+                    Some(bus) => check(idx as usize, &bus),
+                    None => Err(format!(
+                        "{} vector {idx}: output not a {}-bit hex value (x/z?): {}",
+                        r.unit,
+                        r.out_width,
+                        f.get(4).copied().unwrap_or("")
+                    )),
+                };
+                match res {
+                    Ok(()) => matched += 1,
+                    Err(p) if problems.len() < 50 => problems.push(p),
+                    Err(_) => {}
+                }
+            }
+            Some("R") => resets.push((num(1), num(2), num(3))),
+            Some("P") => problems.push(format!("protocol violation: {line}")),
+            Some("E") => problems.push(format!("run stopped: {line}")),
+            Some("D") => cycles = num(1).unwrap_or(0),
+            _ => {}
+        }
+    }
+    if delivered.len() != r.n {
+        problems.push(format!("{} outputs for {} vectors", delivered.len(), r.n));
+    }
+    for (k, &(idx, cyc, lat)) in delivered.iter().enumerate() {
+        if idx != k as u64 {
+            problems.push(format!("output {k} carries index {idx}"));
+            break;
+        }
+        if let Some(d) = ideal.deliveries.get(k) {
+            if d.cycle != cyc || d.latency != lat {
+                problems.push(format!(
+                    "output {k} at cycle {cyc} latency {lat}; ideal {}-stage pipeline: cycle {} latency {}",
+                    r.stages, d.cycle, d.latency
+                ));
+                break;
+            }
+        }
+    }
+    let want_resets: Vec<_> = ideal
+        .resets
+        .iter()
+        .map(|e| (Some(e.cycle), Some(e.first), Some(e.dropped)))
+        .collect();
+    if resets != want_resets {
+        problems.push(format!("resets {resets:?}, ideal {want_resets:?}"));
+    }
+    Ok(StreamReport {
+        sim: r.sim,
+        unit: r.unit.to_string(),
+        vectors: r.n,
+        matched,
+        coverage: r.coverage.clone(),
+        problems,
+        seconds: r.started.elapsed().as_secs_f64(),
+        sim_seconds,
+        cycles,
+        cached_build: r.cached,
+    })
+}
+
+/// The corpus's blocks by class (sub-directory): up to `per_class`
+/// `block_bytes`-byte blocks from each class, drawn from its `.bin` files
+/// (whole blocks only) with `rng`; classes sorted by name.
+pub fn corpus_by_class(
+    dir: &Path,
+    block_bytes: usize,
+    per_class: usize,
+    rng: &mut crate::rng::Rng,
+) -> Vec<(String, Vec<Vec<u8>>)> {
+    let Ok(classes) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut class_dirs: Vec<PathBuf> = classes
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    class_dirs.sort();
+    let mut out = Vec::new();
+    for cd in class_dirs {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&cd)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+            .collect();
+        paths.sort();
+        let files: Vec<Vec<u8>> = paths
+            .iter()
+            .filter_map(|p| std::fs::read(p).ok())
+            .filter(|f| f.len() >= block_bytes)
+            .collect();
+        if files.is_empty() {
+            continue;
+        }
+        let mut blocks = Vec::new();
+        while blocks.len() < per_class {
+            let f = &files[rng.below(files.len() as u64) as usize];
+            let nb = f.len() / block_bytes;
+            let i = rng.below(nb as u64) as usize;
+            blocks.push(f[i * block_bytes..(i + 1) * block_bytes].to_vec());
+        }
+        let name = cd
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        out.push((name, blocks));
+    }
+    out
+}
