@@ -1,23 +1,23 @@
 //! Co-simulation of the MAG-aware BDI units (`hdl::bdi`, docs/hw/mag-bdi.md)
 //! against `golden::magbdi` on Icarus and Verilator, with the shared
-//! harness pieces: the seeded stall/backpressure/reset [`Schedule`], the
-//! ideal-pipeline timing model [`schedule::model_run`], the testbench
-//! driver (`tb/bdi_tb.sv`: the driver of `tb/mpc_tb.sv` with the BDI ports),
-//! the record format and the protocol checks. Verilator builds are cached
-//! by a hash of the simulator version, the command and every source.
+//! stream-unit harness ([`crate::stream_unit`]: `tb/bdi_tb.sv` over the
+//! shared driver `tb/stream_driver.svh`, the seeded stall/backpressure/reset
+//! [`Schedule`], the ideal-pipeline timing model [`schedule::model_run`],
+//! the record format and the protocol checks, Verilator builds cached by a
+//! hash of the simulator version, the command and every source).
+//!
+//! [`schedule::model_run`]: crate::schedule::model_run
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use golden::magbdi::{MagBdi, Params};
 
 use crate::rng::Rng;
-use crate::schedule::{self, Schedule, ScheduleConfig};
-use crate::sim::check_installed;
+use crate::schedule::{Schedule, ScheduleConfig};
+use crate::stream_unit::{self, io, LeBus, SimRun, StreamError, StreamReport, TbSpec};
 use crate::{Simulator, Unit};
 
-/// The testbench template.
+/// The testbench.
 pub const TB_SOURCE: &str = include_str!("../tb/bdi_tb.sv");
 
 /// Why a BDI co-simulation could not run.
@@ -26,26 +26,9 @@ pub enum BdiSimError {
     #[error(transparent)]
     Gen(#[from] hdl::bdi::GenError),
     #[error(transparent)]
-    Sim(#[from] crate::sim::SimError),
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{sim} {step} failed:\n{tail}")]
-    Tool {
-        sim: Simulator,
-        step: &'static str,
-        tail: String,
-    },
+    Stream(#[from] StreamError),
     #[error(transparent)]
     Params(#[from] golden::magbdi::MagBdiError),
-}
-
-fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> BdiSimError {
-    let what = what.to_string();
-    move |source| BdiSimError::Io { what, source }
 }
 
 /// One co-simulation run.
@@ -61,50 +44,6 @@ pub struct BdiConfig {
     pub resets: usize,
     /// Root of the work directories (`<build>/<config name>/`).
     pub build: PathBuf,
-}
-
-/// The result of one unit on one simulator.
-#[derive(Clone, Debug)]
-pub struct BdiReport {
-    pub sim: Simulator,
-    pub unit: Unit,
-    pub vectors: usize,
-    pub matched: usize,
-    /// Encodings seen (compressor/loopback) or errors expected (decompressor).
-    pub coverage: String,
-    pub problems: Vec<String>,
-    pub seconds: f64,
-    pub cached_build: bool,
-}
-
-impl BdiReport {
-    pub fn ok(&self) -> bool {
-        self.problems.is_empty() && self.matched == self.vectors
-    }
-
-    pub fn render(&self) -> String {
-        let mut s = format!(
-            "  {:9} {:12} {}/{} match ({}), {:.1} s{}\n",
-            self.sim.name(),
-            self.unit.name(),
-            self.matched,
-            self.vectors,
-            self.coverage,
-            self.seconds,
-            if self.cached_build {
-                ", cached build"
-            } else {
-                ""
-            }
-        );
-        for p in self.problems.iter().take(10) {
-            let _ = writeln!(s, "    MISMATCH: {p}");
-        }
-        if self.problems.len() > 10 {
-            let _ = writeln!(s, "    ... {} more", self.problems.len() - 10);
-        }
-        s
-    }
 }
 
 /// Test blocks: corner cases (zeros, ones, every value equal to the base,
@@ -215,41 +154,6 @@ pub fn blocks(codec: &MagBdi, n: usize, seed: u64, corpus: Option<&Path>) -> Vec
     out
 }
 
-/// Hex of a little-endian bus of `width` bits (byte i at bits 8i+7..8i).
-fn bus_hex(bytes: &[u8], width: u32) -> String {
-    let digits = (width as usize).div_ceil(4);
-    let mut s = String::with_capacity(digits);
-    for d in (0..digits).rev() {
-        let mut v = 0u8;
-        for b in 0..4 {
-            let bit = 4 * d + b;
-            if bit < width as usize
-                && bit / 8 < bytes.len()
-                && (bytes[bit / 8] >> (bit % 8)) & 1 == 1
-            {
-                v |= 1 << b;
-            }
-        }
-        s.push(char::from_digit(v as u32, 16).unwrap_or('0'));
-    }
-    s
-}
-
-/// Parse hex into a little-endian byte vector of `nbytes`; `None` on x/z.
-fn parse_hex(text: &str, nbytes: usize) -> Option<Vec<u8>> {
-    let mut out = vec![0u8; nbytes];
-    for (d, c) in text.bytes().rev().enumerate() {
-        let v = (c as char).to_digit(16)? as u8;
-        for b in 0..4 {
-            let bit = 4 * d + b;
-            if (v >> b) & 1 == 1 {
-                *out.get_mut(bit / 8)? |= 1 << (bit % 8);
-            }
-        }
-    }
-    Some(out)
-}
-
 /// Expected output of one vector.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Expect {
@@ -257,133 +161,31 @@ enum Expect {
     Block { error: bool, block: Vec<u8> },
 }
 
-fn fnv64(data: &[u8], mut h: u64) -> u64 {
-    for &b in data {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+/// Width of the testbench's `out_all` (`e` encoding bits, `bb` block bytes):
+/// `{out_enc, out_data}` for the compressor, `{out_block, out_error}` else.
+fn out_width(unit: Unit, e: u32, bb: usize) -> usize {
+    match unit {
+        Unit::Compressor => e as usize + 8 * bb,
+        _ => 8 * bb + 1,
     }
-    h
 }
 
-fn run_tool(cmd: &mut Command, sim: Simulator, step: &'static str) -> Result<String, BdiSimError> {
-    let out = cmd.output().map_err(io(format!("running {cmd:?}")))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if !out.status.success() {
-        let lines: Vec<&str> = text.lines().collect();
-        return Err(BdiSimError::Tool {
-            sim,
-            step,
-            tail: lines[lines.len().saturating_sub(30)..].join("\n"),
-        });
-    }
-    Ok(text)
-}
-
-/// Compile (or reuse) the testbench of `unit`; returns the command prefix and whether it was cached.
-fn build(
-    sim: Simulator,
-    unit: Unit,
-    rtl: &[PathBuf],
-    e: u32,
-    b: u32,
-    dir: &Path,
-) -> Result<(Vec<String>, bool), BdiSimError> {
-    check_installed(sim)?;
-    std::fs::create_dir_all(dir).map_err(io(dir.display()))?;
-    let dir = dir.canonicalize().map_err(io(dir.display()))?;
-    let tb = dir.join("bdi_tb.sv");
-    std::fs::write(&tb, TB_SOURCE).map_err(io(tb.display()))?;
-    let mut files = vec![tb.display().to_string()];
-    let mut key = 0xcbf2_9ce4_8422_2325u64;
-    key = fnv64(TB_SOURCE.as_bytes(), key);
-    for f in rtl {
-        files.push(
-            f.canonicalize()
-                .map_err(io(f.display()))?
-                .display()
-                .to_string(),
-        );
-        key = fnv64(&std::fs::read(f).map_err(io(f.display()))?, key);
-    }
-    let define = format!("-D{}", unit.define());
-    match sim {
-        Simulator::Icarus => {
-            let exe = dir.join("sim.vvp");
-            run_tool(
-                Command::new("iverilog")
-                    .args(["-g2012", "-s", "bdi_tb", &define])
-                    .arg(format!("-Pbdi_tb.E={e}"))
-                    .arg(format!("-Pbdi_tb.B={b}"))
-                    .arg("-o")
-                    .arg(&exe)
-                    .args(&files),
-                sim,
-                "compile",
-            )?;
-            Ok((
-                vec!["vvp".into(), "-n".into(), exe.display().to_string()],
-                false,
-            ))
-        }
-        Simulator::Verilator => {
-            let obj = dir.join("obj");
-            let exe = obj.join("sim");
-            let args: Vec<String> = [
-                "--binary",
-                "--timing",
-                "-O3",
-                "--x-assign",
-                "fast",
-                "--x-initial",
-                "fast",
-                "-Wno-fatal",
-                "-Wno-lint",
-                "-Wno-style",
-                "--top-module",
-                "bdi_tb",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .chain([define, format!("-GE={e}"), format!("-GB={b}")])
-            .collect();
-            let version = Command::new("verilator")
-                .arg("--version")
-                .output()
-                .map(|o| o.stdout)
-                .unwrap_or_default();
-            key = fnv64(&version, key);
-            key = fnv64(args.join(" ").as_bytes(), key);
-            let stamp = dir.join("build.stamp");
-            let want = format!("{key:016x}\n");
-            if exe.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&want) {
-                return Ok((vec![exe.display().to_string()], true));
-            }
-            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-            run_tool(
-                Command::new("verilator")
-                    .args(&args)
-                    .arg("-j")
-                    .arg(jobs.to_string())
-                    .arg("--Mdir")
-                    .arg(&obj)
-                    .args(["-o", "sim"])
-                    .args(&files)
-                    .current_dir(&dir),
-                sim,
-                "compile",
-            )?;
-            std::fs::write(&stamp, want).map_err(io(stamp.display()))?;
-            Ok((vec![exe.display().to_string()], false))
-        }
+/// Decode the testbench's `out_all` of `unit` into an [`Expect`].
+fn got(unit: Unit, e: u32, bb: usize, o: &LeBus) -> Expect {
+    match unit {
+        Unit::Compressor => Expect::Comp {
+            enc: o.uint(8 * bb, e as usize) as u32,
+            data: o.bytes(0, bb),
+        },
+        _ => Expect::Block {
+            error: o.bit(0),
+            block: o.bytes(1, bb),
+        },
     }
 }
 
 /// Generate the units and co-simulate every requested unit on every simulator.
-pub fn run(cfg: &BdiConfig) -> Result<Vec<BdiReport>, BdiSimError> {
+pub fn run(cfg: &BdiConfig) -> Result<Vec<StreamReport>, BdiSimError> {
     let codec = MagBdi::new(cfg.params)?;
     let table = codec.table().clone();
     let name = hdl::bdi::config_name(&cfg.params);
@@ -397,6 +199,11 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<BdiReport>, BdiSimError> {
     let bb = cfg.params.block_bytes;
     let bw = 8 * bb as u32;
     let e = table.encoding_bits();
+    let block_hex = |b: &[u8]| {
+        let mut bus = LeBus::new();
+        bus.put_bytes(b);
+        bus.hex()
+    };
     let mut reports = Vec::new();
     for &unit in &cfg.units {
         // vectors and expectations
@@ -411,13 +218,14 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<BdiReport>, BdiSimError> {
         let mut rng = Rng::new(cfg.seed.wrapping_add(77));
         let mut seen = std::collections::BTreeMap::<String, usize>::new();
         for b in &blocks {
+            let mut bus = LeBus::new();
             match unit {
                 Unit::Compressor => {
                     let x = codec.encode(b);
                     let mut data = x.data.clone();
                     data.resize(bb, 0);
                     *seen.entry(format!("enc{}", x.encoding)).or_default() += 1;
-                    vec_text.push_str(&bus_hex(b, bw));
+                    bus.put_bytes(b);
                     expect.push(Expect::Comp {
                         enc: x.encoding,
                         data,
@@ -427,7 +235,7 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<BdiReport>, BdiSimError> {
                     *seen
                         .entry(format!("enc{}", codec.encode(b).encoding))
                         .or_default() += 1;
-                    vec_text.push_str(&bus_hex(b, bw));
+                    bus.put_bytes(b);
                     expect.push(Expect::Block {
                         error: false,
                         block: b.clone(),
@@ -466,9 +274,8 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<BdiReport>, BdiSimError> {
                             "error".into()
                         })
                         .or_default() += 1;
-                    let mut full = data.clone();
-                    full.extend((0..e.div_ceil(8)).map(|i| (enc >> (8 * i)) as u8));
-                    vec_text.push_str(&bus_hex(&full, bw + e));
+                    bus.put_bytes(&data);
+                    bus.put_uint(enc as u64, e as usize);
                     expect.push(match r {
                         Ok(block) => Expect::Block {
                             error: false,
@@ -481,13 +288,10 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<BdiReport>, BdiSimError> {
                     });
                 }
             }
+            vec_text.push_str(&bus.hex());
             vec_text.push('\n');
         }
-        let coverage = seen
-            .iter()
-            .map(|(k, v)| format!("{k}:{v}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let coverage = stream_unit::coverage_line(&seen);
         let stages = match unit {
             Unit::Loopback => 2 * hdl::bdi::LATENCY,
             _ => hdl::bdi::LATENCY,
@@ -501,125 +305,52 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<BdiReport>, BdiSimError> {
             blocks.len(),
             stages,
         );
-        let ideal = schedule::model_run(&sched, stages, blocks.len() as u64, u64::MAX / 2);
         let work = root.join("cosim").join(unit.name());
         std::fs::create_dir_all(&work).map_err(io(work.display()))?;
         let vec_path = work.join("vectors.hex");
         let sched_path = work.join("schedule.hex");
         std::fs::write(&vec_path, &vec_text).map_err(io(vec_path.display()))?;
         std::fs::write(&sched_path, sched.to_text()).map_err(io(sched_path.display()))?;
+        let spec = TbSpec {
+            top: "bdi_tb",
+            tb_file: "bdi_tb.sv",
+            tb_source: TB_SOURCE,
+            define: unit.define(),
+            params: vec![("E", e as u64), ("B", bw as u64)],
+            rtl: &rtl,
+        };
         for &sim in &cfg.sims {
-            let t0 = std::time::Instant::now();
+            let started = std::time::Instant::now();
             let dir = root.join(format!("sim-{}", sim.name())).join(unit.name());
-            let (cmd, cached) = build(sim, unit, &rtl, e, bw, &dir)?;
-            let out_path = dir.join("out.txt");
-            let _ = std::fs::remove_file(&out_path);
-            let abs = |p: &Path| p.canonicalize().map_err(io(p.display()));
-            let mut c = Command::new(&cmd[0]);
-            c.args(&cmd[1..])
-                .arg(format!("+vectors={}", abs(&vec_path)?.display()))
-                .arg(format!("+schedule={}", abs(&sched_path)?.display()))
-                .arg(format!(
-                    "+out={}",
-                    dir.canonicalize()
-                        .map_err(io(dir.display()))?
-                        .join("out.txt")
-                        .display()
-                ))
-                .arg(format!("+n={}", blocks.len()))
-                .arg("+timeout=20000")
-                .current_dir(&dir);
-            let log = run_tool(&mut c, sim, "run")?;
-            std::fs::write(dir.join("sim.log"), &log).map_err(io("sim.log"))?;
-            let text = std::fs::read_to_string(&out_path).map_err(io(out_path.display()))?;
-            let mut problems = Vec::new();
-            let mut matched = 0;
-            let mut delivered = Vec::new();
-            let mut resets = Vec::new();
-            for line in text.lines() {
-                let f: Vec<&str> = line.split_whitespace().collect();
-                let num = |i: usize| f.get(i).and_then(|x| u64::from_str_radix(x, 16).ok());
-                match f.first().copied() {
-                    Some("O") => {
-                        let (Some(idx), Some(cyc), Some(lat)) = (num(1), num(2), num(3)) else {
-                            problems.push(format!("bad record `{line}`"));
-                            continue;
-                        };
-                        delivered.push((idx, cyc, lat));
-                        let got = match unit {
-                            Unit::Compressor => num(4)
-                                .zip(f.get(5).and_then(|d| parse_hex(d, bb)))
-                                .map(|(enc, data)| Expect::Comp {
-                                    enc: enc as u32,
-                                    data,
-                                }),
-                            _ => num(4).zip(f.get(5).and_then(|d| parse_hex(d, bb))).map(
-                                |(err, block)| Expect::Block {
-                                    error: err != 0,
-                                    block,
-                                },
-                            ),
-                        };
-                        let want = expect.get(idx as usize);
-                        if got.is_some() && got.as_ref() == want {
-                            matched += 1;
-                        } else if problems.len() < 50 {
-                            let input = blocks
-                                .get(idx as usize)
-                                .map(|b| bus_hex(b, bw))
-                                .unwrap_or_default();
-                            problems.push(format!(
-                                "{unit} vector {idx} (input block {input}): got {got:02x?}, golden {want:02x?}"
-                            ));
-                        }
-                    }
-                    Some("R") => resets.push((num(1), num(2), num(3))),
-                    Some("P") => problems.push(format!("protocol violation: {line}")),
-                    Some("E") => problems.push(format!("run stopped: {line}")),
-                    _ => {}
-                }
-            }
-            // order, count and timing against the ideal pipeline
-            if delivered.len() != blocks.len() {
-                problems.push(format!(
-                    "{} outputs for {} vectors",
-                    delivered.len(),
-                    blocks.len()
-                ));
-            }
-            for (k, &(idx, cyc, lat)) in delivered.iter().enumerate() {
-                if idx != k as u64 {
-                    problems.push(format!("output {k} carries index {idx}"));
-                    break;
-                }
-                if let Some(d) = ideal.deliveries.get(k) {
-                    if d.cycle != cyc || d.latency != lat {
-                        problems.push(format!(
-                            "output {k} at cycle {cyc} latency {lat}; ideal {}-stage pipeline: cycle {} latency {}",
-                            stages, d.cycle, d.latency
-                        ));
-                        break;
-                    }
-                }
-            }
-            let want_resets: Vec<_> = ideal
-                .resets
-                .iter()
-                .map(|r| (Some(r.cycle), Some(r.first), Some(r.dropped)))
-                .collect();
-            if resets != want_resets {
-                problems.push(format!("resets {resets:?}, ideal {want_resets:?}"));
-            }
-            reports.push(BdiReport {
+            let (cmd, cached) = stream_unit::build(sim, &spec, &dir)?;
+            let r = SimRun {
                 sim,
-                unit,
-                vectors: blocks.len(),
-                matched,
+                unit: unit.name(),
+                cmd,
+                cached,
+                dir: &dir,
+                vectors: &vec_path,
+                schedule_path: &sched_path,
+                schedule: &sched,
+                stages,
+                n: blocks.len(),
+                out_width: out_width(unit, e, bb),
                 coverage: coverage.clone(),
-                problems,
-                seconds: t0.elapsed().as_secs_f64(),
-                cached_build: cached,
-            });
+                started,
+            };
+            let report = stream_unit::run_and_check(&r, |idx, o| {
+                let g = got(unit, e, bb, o);
+                let want = expect.get(idx);
+                if want == Some(&g) {
+                    Ok(())
+                } else {
+                    let input = blocks.get(idx).map(|b| block_hex(b)).unwrap_or_default();
+                    Err(format!(
+                        "{unit} vector {idx} (input block {input}): got {g:02x?}, golden {want:02x?}"
+                    ))
+                }
+            })?;
+            reports.push(report);
         }
     }
     Ok(reports)

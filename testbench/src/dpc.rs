@@ -634,11 +634,7 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
             cfg.seed.wrapping_add(77 + ui as u64),
             &mut seen,
         );
-        let coverage = seen
-            .iter()
-            .map(|(k, v)| format!("{k}:{v}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let coverage = stream_unit::coverage_line(&seen);
         let st = stages(unit);
         let sched = Schedule::generate(
             &ScheduleConfig {

@@ -7,8 +7,9 @@
 //! expectations and the ideal-pipeline timing model
 //! ([`schedule::model_run`]), and corpus blocks by class.
 //!
-//! Used by [`crate::dpc`]; `crate::bdi` has its own copies of some of these
-//! (to be unified).
+//! Used by [`crate::bdi`] and [`crate::dpc`], and by their binaries
+//! (`cosim_bdi`, `cosim_dpc`: [`StreamArgs`]) and tests ([`icarus_or_skip`],
+//! [`test_corpus`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -541,4 +542,125 @@ pub fn corpus_by_class(
         out.push((name, blocks));
     }
     out
+}
+
+/// Which simulators a co-simulation binary runs.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum SimArg {
+    Icarus,
+    Verilator,
+    Both,
+}
+
+/// The command-line options the stream-unit co-simulation binaries share
+/// (`#[command(flatten)]`ed into their own).
+#[derive(Clone, Debug, clap::Args)]
+pub struct StreamArgs {
+    #[arg(long, value_enum, default_value = "both")]
+    pub sim: SimArg,
+    /// Vectors per unit.
+    #[arg(long, short, default_value_t = 1000)]
+    pub blocks: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Corpus directory [default: ../shared/corpus when present].
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    #[arg(long, conflicts_with = "corpus")]
+    pub no_corpus: bool,
+    #[arg(long, default_value = "build")]
+    pub build: PathBuf,
+    /// Stall probability of the random schedule segments.
+    #[arg(long, default_value_t = 0.2)]
+    pub stall: f64,
+    /// Mid-stream reset pulses.
+    #[arg(long, default_value_t = 2)]
+    pub resets: usize,
+}
+
+impl StreamArgs {
+    /// The selected simulators, each checked to be installed.
+    pub fn sims(&self) -> Result<Vec<Simulator>, SimError> {
+        let sims = match self.sim {
+            SimArg::Icarus => vec![Simulator::Icarus],
+            SimArg::Verilator => vec![Simulator::Verilator],
+            SimArg::Both => Simulator::ALL.to_vec(),
+        };
+        for &s in &sims {
+            check_installed(s)?;
+        }
+        Ok(sims)
+    }
+
+    /// The corpus: `--corpus`, none with `--no-corpus`, else
+    /// `../shared/corpus` when it is a directory.
+    pub fn corpus(&self) -> Option<PathBuf> {
+        if self.no_corpus {
+            None
+        } else {
+            self.corpus
+                .clone()
+                .or_else(|| Some(PathBuf::from("../shared/corpus")).filter(|d| d.is_dir()))
+        }
+    }
+}
+
+/// A coverage summary `key:count ...` (keys sorted).
+pub fn coverage_line(seen: &std::collections::BTreeMap<String, usize>) -> String {
+    seen.iter()
+        .map(|(k, v)| format!("{k}:{v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// For the binaries: print every report and a verdict line prefixed with
+/// `tool`; whether all passed.
+pub fn print_reports(tool: &str, reports: &[StreamReport]) -> bool {
+    let mut ok = true;
+    for r in reports {
+        print!("{}", r.render());
+        ok &= r.ok();
+    }
+    println!(
+        "{tool}: {}",
+        if ok {
+            "all units match the golden model"
+        } else {
+            "MISMATCHES (see above)"
+        }
+    );
+    ok
+}
+
+/// For the binaries: the exit code of a run (0 all passed, 1 mismatches,
+/// 2 error, printed prefixed with `tool`).
+pub fn exit_code(tool: &str, res: anyhow::Result<bool>) -> std::process::ExitCode {
+    match res {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("{tool}: error: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+/// For the integration tests: whether Icarus is installed; prints why the
+/// test is skipped when it is not.
+pub fn icarus_or_skip() -> bool {
+    if check_installed(Simulator::Icarus).is_err() {
+        println!(
+            "iverilog not installed; skipping ({})",
+            crate::sim::install_hint(Simulator::Icarus)
+        );
+        return false;
+    }
+    true
+}
+
+/// For the integration tests: the workspace's shared corpus
+/// (`../../shared/corpus` from this crate), when present.
+pub fn test_corpus() -> Option<PathBuf> {
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
+    corpus.is_dir().then_some(corpus)
 }

@@ -5,25 +5,20 @@ use std::path::PathBuf;
 
 use golden::magbdi::{DeltaMode, Params};
 use testbench::bdi::{run, BdiConfig};
-use testbench::{sim, Simulator, Unit};
+use testbench::{stream_unit, Simulator, Unit};
 
 #[test]
 fn bdi_units_match_golden_on_icarus() {
-    if sim::check_installed(Simulator::Icarus).is_err() {
-        println!(
-            "iverilog not installed; skipping ({})",
-            sim::install_hint(Simulator::Icarus)
-        );
+    if !stream_unit::icarus_or_skip() {
         return;
     }
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
     let cfg = BdiConfig {
         params: Params::new(128, 16, 4, DeltaMode::Signed),
         sims: vec![Simulator::Icarus],
         units: Unit::ALL.to_vec(),
         blocks: 150,
         seed: 3,
-        corpus: corpus.is_dir().then_some(corpus),
+        corpus: stream_unit::test_corpus(),
         stall: 0.3,
         resets: 2,
         build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bdi-cosim"),

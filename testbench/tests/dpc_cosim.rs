@@ -6,25 +6,20 @@ use std::path::PathBuf;
 
 use golden::dpc::DpcParams;
 use testbench::dpc::{run, DpcConfig};
-use testbench::{sim, Simulator};
+use testbench::{stream_unit, Simulator};
 
 #[test]
 fn dpc_units_match_golden_on_icarus() {
-    if sim::check_installed(Simulator::Icarus).is_err() {
-        println!(
-            "iverilog not installed; skipping ({})",
-            sim::install_hint(Simulator::Icarus)
-        );
+    if !stream_unit::icarus_or_skip() {
         return;
     }
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
     let cfg = DpcConfig {
         params: DpcParams::default(),
         sims: vec![Simulator::Icarus],
         units: hdl::dpc::Unit::ALL.to_vec(),
         blocks: 120,
         seed: 3,
-        corpus: corpus.is_dir().then_some(corpus),
+        corpus: stream_unit::test_corpus(),
         stall: 0.3,
         resets: 2,
         build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dpc-cosim"),

@@ -3,21 +3,14 @@
 //! `cargo run --release -p testbench --bin cosim_bdi -- --block 128 --mag 32
 //!  --base 4 [--mode signed] --sim both --blocks 1000`
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
 use golden::magbdi::{DeltaMode, Params};
 use testbench::bdi::{run, BdiConfig};
-use testbench::{sim, Simulator, Unit};
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum SimArg {
-    Icarus,
-    Verilator,
-    Both,
-}
+use testbench::stream_unit::{self, StreamArgs};
+use testbench::Unit;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum UnitArg {
@@ -42,55 +35,21 @@ struct Cli {
     base: usize,
     #[arg(long, default_value = "unsigned")]
     mode: DeltaMode,
-    #[arg(long, value_enum, default_value = "both")]
-    sim: SimArg,
     #[arg(long, value_enum, default_value = "all")]
     unit: UnitArg,
-    /// Vectors per unit.
-    #[arg(long, short, default_value_t = 1000)]
-    blocks: usize,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Corpus directory [default: ../shared/corpus when present].
-    #[arg(long)]
-    corpus: Option<PathBuf>,
-    #[arg(long, conflicts_with = "corpus")]
-    no_corpus: bool,
-    #[arg(long, default_value = "build")]
-    build: PathBuf,
-    #[arg(long, default_value_t = 0.2)]
-    stall: f64,
-    #[arg(long, default_value_t = 2)]
-    resets: usize,
+    #[command(flatten)]
+    common: StreamArgs,
 }
 
 fn main() -> ExitCode {
-    match real_main() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("cosim_bdi: error: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    stream_unit::exit_code("cosim_bdi", real_main())
 }
 
 fn real_main() -> Result<bool> {
     let cli = Cli::parse();
-    let sims: Vec<Simulator> = match cli.sim {
-        SimArg::Icarus => vec![Simulator::Icarus],
-        SimArg::Verilator => vec![Simulator::Verilator],
-        SimArg::Both => Simulator::ALL.to_vec(),
-    };
-    for &s in &sims {
-        sim::check_installed(s)?;
-    }
-    let corpus = if cli.no_corpus {
-        None
-    } else {
-        cli.corpus
-            .or_else(|| Some(PathBuf::from("../shared/corpus")).filter(|d| d.is_dir()))
-    };
+    let c = &cli.common;
+    let sims = c.sims()?;
+    let corpus = c.corpus();
     let cfg = BdiConfig {
         params: Params::new(cli.block, cli.mag, cli.base, cli.mode),
         sims,
@@ -100,30 +59,17 @@ fn real_main() -> Result<bool> {
             UnitArg::Loopback => vec![Unit::Loopback],
             UnitArg::All => Unit::ALL.to_vec(),
         },
-        blocks: cli.blocks.max(1),
-        seed: cli.seed,
+        blocks: c.blocks.max(1),
+        seed: c.seed,
         corpus,
-        stall: cli.stall,
-        resets: cli.resets,
-        build: cli.build,
+        stall: c.stall,
+        resets: c.resets,
+        build: c.build.clone(),
     };
     let reports = run(&cfg)?;
     println!(
         "cosim_bdi: block {} MAG {} base {} {} seed {} ({} vectors per unit)",
-        cli.block, cli.mag, cli.base, cli.mode, cli.seed, cfg.blocks
+        cli.block, cli.mag, cli.base, cli.mode, c.seed, cfg.blocks
     );
-    let mut ok = true;
-    for r in &reports {
-        print!("{}", r.render());
-        ok &= r.ok();
-    }
-    println!(
-        "cosim_bdi: {}",
-        if ok {
-            "all units match the golden model"
-        } else {
-            "MISMATCHES (see above)"
-        }
-    );
-    Ok(ok)
+    Ok(stream_unit::print_reports("cosim_bdi", &reports))
 }
