@@ -25,6 +25,9 @@ struct Cli {
     /// Depth and STA runs too (slower).
     #[arg(long)]
     full: bool,
+    /// Only these modules (default: every module in files.f).
+    #[arg(long = "unit")]
+    units: Vec<String>,
 }
 
 fn main() -> Result<()> {
@@ -41,6 +44,17 @@ fn main() -> Result<()> {
     if units.is_empty() {
         bail!("{} lists no Verilog files", list.display());
     }
+    if let Some(bad) = cli.units.iter().find(|u| !units.contains(u)) {
+        bail!(
+            "--unit {bad}: not in {} (it lists {})",
+            list.display(),
+            units.join(", ")
+        );
+    }
+    let units: Vec<String> = units
+        .into_iter()
+        .filter(|u| cli.units.is_empty() || cli.units.contains(u))
+        .collect();
     let lib = Liberty::load(&flow::find_liberty(cli.liberty.as_deref())?)?;
     let opts = if cli.full {
         Options::FULL
@@ -50,7 +64,7 @@ fn main() -> Result<()> {
     let out = cli.rtl.join("synth");
     let mut md = format!(
         "# Synthesis report: {}\n\nLiberty `{}`; NAND2-eq unit `{}`. Flow: docs/hw/synthesis.md.\n\n\
-         | unit | NAND2-eq total | flops | flop NAND2-eq | logic NAND2-eq | cells | STA arrival (ns) |\n|---|---:|---:|---:|---:|---:|---:|\n",
+         | unit | NAND2-eq total | flops | flop NAND2-eq | logic NAND2-eq | cells | levels (2-in gates, ABC delay) | STA arrival (ns) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
         cli.rtl.display(),
         lib.path.display(),
         lib.nand2.0
@@ -65,12 +79,18 @@ fn main() -> Result<()> {
         let r = flow::run_unit(&v, top, kind, &lib, &out.join(top), opts)
             .with_context(|| format!("synthesising {}", v.display()))?;
         let line = format!(
-            "| {top} | {:.0} | {} | {:.0} | {:.0} | {} | {} |",
+            "| {top} | {:.0} | {} | {:.0} | {:.0} | {} | {} | {} |",
             r.nand2_eq,
             r.flops,
             r.flop_nand2,
             r.comb_nand2,
             r.cells,
+            r.stages
+                .iter()
+                .map(|s| s.levels_gates_delay)
+                .max()
+                .filter(|&l| l > 0)
+                .map_or("-".into(), |l| l.to_string()),
             r.stages
                 .iter()
                 .filter_map(|s| s.sta_arrival_ns)
@@ -81,7 +101,12 @@ fn main() -> Result<()> {
         let _ = writeln!(md, "{line}");
     }
     std::fs::create_dir_all(&out)?;
-    std::fs::write(out.join("report.md"), &md)?;
-    println!("wrote {}", out.join("report.md").display());
+    let name = if cli.units.is_empty() {
+        "report.md".to_string()
+    } else {
+        format!("report-{}.md", cli.units.join("-"))
+    };
+    std::fs::write(out.join(&name), &md)?;
+    println!("wrote {}", out.join(&name).display());
     Ok(())
 }
