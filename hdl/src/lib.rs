@@ -8,3 +8,4 @@ pub mod bdi;
 pub mod dpc;
 pub mod ir;
 pub mod mpc;
+pub mod output;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use golden::magbdi::{MagBdiError, Params, Table};
 
-use crate::ir::{write_files, IrError, VerilogFile};
+use crate::ir::{IrError, VerilogFile};
 
 /// Which units to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,15 +153,8 @@ pub fn write_units(
     let table = Table::new(params)?;
     let header = header_lines(&table, command_line);
     let files = generate(&table, units, &header)?;
-    let wr = |path: PathBuf, source| GenError::Write { path, source };
-    let mut paths = write_files(out_dir, &files).map_err(|e| wr(out_dir.to_path_buf(), e))?;
-    let list: String = files.iter().map(|f| format!("{}\n", f.file_name)).collect();
-    for (name, text) in [("files.f", list), ("params.json", params_json(&table))] {
-        let p = out_dir.join(name);
-        std::fs::write(&p, text).map_err(|e| wr(p.clone(), e))?;
-        paths.push(p);
-    }
-    Ok(paths)
+    crate::output::write_unit_dir(out_dir, &files, &params_json(&table))
+        .map_err(|(path, source)| GenError::Write { path, source })
 }
 
 /// Whether the `w`-bit expression `v` fits a `d`-bit delta field: unsigned,

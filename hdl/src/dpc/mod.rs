@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use golden::dpc::{DpcParams, Mode};
 
-use crate::ir::{write_files, IrError, VerilogFile};
+use crate::ir::{IrError, VerilogFile};
 use crate::mpc::circuits::bits_for;
 
 /// Pipeline latency of every DPC unit (edges from input to output).
@@ -138,13 +138,6 @@ pub fn write_units(
 ) -> Result<Vec<PathBuf>, GenError> {
     let header = header_lines(p, command_line);
     let files = generate(p, units, &header)?;
-    let wr = |path: PathBuf, source| GenError::Write { path, source };
-    let mut paths = write_files(out_dir, &files).map_err(|e| wr(out_dir.to_path_buf(), e))?;
-    let list: String = files.iter().map(|f| format!("{}\n", f.file_name)).collect();
-    for (name, text) in [("files.f", list), ("params.json", params_json(p))] {
-        let path = out_dir.join(name);
-        std::fs::write(&path, text).map_err(|e| wr(path.clone(), e))?;
-        paths.push(path);
-    }
-    Ok(paths)
+    crate::output::write_unit_dir(out_dir, &files, &params_json(p))
+        .map_err(|(path, source)| GenError::Write { path, source })
 }

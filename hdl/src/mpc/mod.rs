@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use golden::mpc::{model, ModelError, ModelSet};
 
-use crate::ir::{write_files, IrError, VerilogFile};
+use crate::ir::{IrError, VerilogFile};
 
 /// Which units to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,13 +120,6 @@ pub fn write_units(
     };
     let header = header_lines(&set, &model_file.display().to_string(), &sha, command_line);
     let files = generate(&set, units, &header)?;
-    let wr = |path: PathBuf, source| GenError::Write { path, source };
-    let mut paths = write_files(out_dir, &files).map_err(|e| wr(out_dir.to_path_buf(), e))?;
-    let list: String = files.iter().map(|f| format!("{}\n", f.file_name)).collect();
-    for (name, text) in [("files.f", list), ("params.json", params_json(&set, &sha))] {
-        let p = out_dir.join(name);
-        std::fs::write(&p, text).map_err(|e| wr(p.clone(), e))?;
-        paths.push(p);
-    }
-    Ok(paths)
+    crate::output::write_unit_dir(out_dir, &files, &params_json(&set, &sha))
+        .map_err(|(path, source)| GenError::Write { path, source })
 }
