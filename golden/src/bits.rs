@@ -65,6 +65,78 @@ impl<const N: usize> BitWriter<N> {
     }
 }
 
+/// Bytes a [`SliceWriter`] may touch past its last bit (its stores are
+/// eight bytes wide).
+pub const SLICE_WRITER_SLACK: usize = 8;
+
+/// Writes fields MSB first into a byte slice from any bit position with
+/// 8-byte stores: `put` only shifts into a 64-bit register, `flush` stores
+/// it. The caller flushes at least every 56 bits; the slice must hold
+/// [`SLICE_WRITER_SLACK`] bytes past the last bit written. Bits before the
+/// start position in its byte are kept; bytes after the last bit written
+/// hold zeros up to the next 8-byte boundary of the last store.
+#[derive(Debug)]
+pub struct SliceWriter<'a> {
+    buf: &'a mut [u8],
+    /// Byte that the register's oldest bit belongs to.
+    byte: usize,
+    /// Pending bits, right-aligned (bits above `fill` are stale).
+    acc: u64,
+    fill: u32,
+}
+
+impl<'a> SliceWriter<'a> {
+    /// A writer whose first bit goes to bit `bit` of `buf`.
+    #[inline]
+    pub fn new(buf: &'a mut [u8], bit: usize) -> Self {
+        let (byte, fill) = (bit / 8, (bit % 8) as u32);
+        let acc = if fill == 0 {
+            0
+        } else {
+            (buf[byte] >> (8 - fill)) as u64
+        };
+        SliceWriter {
+            buf,
+            byte,
+            acc,
+            fill,
+        }
+    }
+
+    /// Append the `width` (0..=56) low bits of `value` (higher bits of
+    /// `value` must be zero). Call [`flush`](Self::flush) before more than
+    /// 56 bits are pending.
+    #[inline]
+    pub fn put(&mut self, value: u64, width: u32) {
+        debug_assert!(width <= 56 && self.fill + width <= 63 && value >> width == 0);
+        self.acc = (self.acc << width) | value;
+        self.fill += width;
+    }
+
+    /// Store the pending whole bytes (and the partial one).
+    #[inline]
+    pub fn flush(&mut self) {
+        let v = (self.acc << 1) << (63 - self.fill);
+        self.buf[self.byte..self.byte + 8].copy_from_slice(&v.to_be_bytes());
+        let n = self.fill / 8;
+        self.byte += n as usize;
+        self.fill -= 8 * n;
+    }
+
+    /// Bit position of the next bit.
+    #[inline]
+    pub fn position(&self) -> usize {
+        8 * self.byte + self.fill as usize
+    }
+
+    /// Flush and return the bit position after the last bit.
+    #[inline]
+    pub fn finish(mut self) -> usize {
+        self.flush();
+        self.position()
+    }
+}
+
 /// Reads fields MSB first from a byte slice limited to `len` bits.
 #[derive(Clone, Debug)]
 pub struct BitReader<'a> {
@@ -135,6 +207,40 @@ impl<'a> BitReader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slice_writer_matches_bit_writer_from_any_offset() {
+        let fields = [
+            (0b101u64, 3u32),
+            (0x1ff, 9),
+            (0, 0),
+            (0b0011, 4),
+            (0x1beef, 17),
+            (1, 1),
+        ];
+        for start in 0..16 {
+            let mut w = BitWriter::<16>::new();
+            w.put(0xffff >> (16 - start.max(1)), start as u32);
+            for &(v, n) in &fields {
+                w.put(v as u32, n);
+            }
+            let (want, want_len) = w.finish();
+            let mut buf = [0u8; 16 + SLICE_WRITER_SLACK];
+            buf[0] = 0xff;
+            buf[1] = if start > 8 { 0xff } else { 0 };
+            let mut s = SliceWriter::new(&mut buf, start);
+            for (k, &(v, n)) in fields.iter().enumerate() {
+                s.put(v, n);
+                if k % 2 == 1 {
+                    s.flush();
+                }
+            }
+            assert_eq!(s.finish(), want_len, "start {start}");
+            let keep = |b: &[u8]| b[..want_len.div_ceil(8)].to_vec();
+            // bits before `start` are the 1s written first
+            assert_eq!(keep(&buf), keep(&want), "start {start}");
+        }
+    }
 
     #[test]
     fn fields_pack_msb_first_across_bytes() {

@@ -5,8 +5,8 @@ mod common;
 
 use common::*;
 use golden::mpc::{
-    compress, compress_traced, decompress, decompress_prefix, ByteRule, ModelSet, MpcCodec,
-    Selection,
+    compress, compress_traced, decompress, decompress_prefix, fast::Kernel, ByteRule, ModelSet,
+    MpcCodec, Selection,
 };
 use proptest::prelude::*;
 
@@ -73,17 +73,21 @@ proptest! {
 
     #[test]
     fn round_trip_and_fast_equals_reference(set in set_strategy(), blocks in proptest::collection::vec(block_strategy(), 1..8)) {
-        let codec = MpcCodec::new(&set);
+        // every kernel this CPU runs (the scalar one always)
+        let codecs = [MpcCodec::new(&set), MpcCodec::with_kernel(&set, Kernel::Scalar)];
         for b in &blocks {
             let t = compress_traced(b, &set);
             let c = t.output;
             prop_assert!(c.len <= set.max_bits());
-            prop_assert_eq!(codec.compress(b), c, "fast compress differs on {:02x?}", b);
-            for (i, cand) in t.candidates.iter().enumerate() {
-                prop_assert_eq!(codec.predictor_symbols(i, b), cand.symbols);
-            }
             prop_assert_eq!(decompress(c.as_bytes(), c.len as usize, &set), Ok(*b));
-            prop_assert_eq!(codec.decompress(c.as_bytes(), c.len as usize), Ok(*b));
+            for codec in &codecs {
+                let k = codec.kernel();
+                prop_assert_eq!(codec.compress(b), c, "{:?}: fast compress differs on {:02x?}", k, b);
+                for (i, cand) in t.candidates.iter().enumerate() {
+                    prop_assert_eq!(codec.predictor_symbols(i, b), cand.symbols);
+                }
+                prop_assert_eq!(codec.decompress(c.as_bytes(), c.len as usize), Ok(*b));
+            }
             // exact never loses to zero-run
             let mut other = set.clone();
             other.selection = match set.selection { Selection::ZeroRun => Selection::Exact, Selection::Exact => Selection::ZeroRun };
@@ -95,11 +99,20 @@ proptest! {
 
     #[test]
     fn decoders_never_panic_and_agree(set in set_strategy(), bytes in proptest::collection::vec(any::<u8>(), 0..40), len in 0usize..330) {
-        let codec = MpcCodec::new(&set);
         let r = decompress(&bytes, len, &set);
-        prop_assert_eq!(codec.decompress(&bytes, len), r.clone());
         let p = decompress_prefix(&bytes, len, &set);
-        prop_assert_eq!(codec.decompress_prefix(&bytes, len), p.clone());
+        for codec in [MpcCodec::new(&set), MpcCodec::with_kernel(&set, Kernel::Scalar)] {
+            prop_assert_eq!(codec.decompress(&bytes, len), r.clone());
+            prop_assert_eq!(codec.decompress_prefix(&bytes, len), p.clone());
+            // the same bits at an odd offset inside a longer buffer
+            let mut shifted = vec![0xa5u8; bytes.len() + 2];
+            for i in 0..bytes.len() * 8 {
+                let bit = (bytes[i / 8] >> (7 - i % 8)) & 1;
+                let at = i + 5;
+                shifted[at / 8] = (shifted[at / 8] & !(0x80 >> (at % 8))) | (bit << (7 - at % 8));
+            }
+            prop_assert_eq!(codec.decompress_at(&shifted, 5, len.min(bytes.len() * 8)), p.clone());
+        }
         if let Ok(block) = r {
             prop_assert_eq!(p, Ok((block, len)));
         }

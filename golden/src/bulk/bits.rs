@@ -2,15 +2,17 @@
 //! `crate::bits`): an append-only sink and an extractor that re-aligns the
 //! bits of one block found at any bit offset.
 
+use crate::bits::{SliceWriter, SLICE_WRITER_SLACK};
+
 /// Growable MSB-first bit sink; reused across chunks (`clear` keeps the
-/// allocation).
+/// buffer, whose stale bytes are overwritten as bits are appended).
 #[derive(Clone, Debug, Default)]
 pub struct BitSink {
+    /// Bytes `..bits.div_ceil(8)` hold the bits; later bytes are scratch.
     buf: Vec<u8>,
-    acc: u64,
-    /// Bits pending in the low end of `acc` (< 8 between calls).
-    pending: u32,
     bits: usize,
+    /// Length of the byte string after [`finish`](Self::finish).
+    end: usize,
 }
 
 impl BitSink {
@@ -20,16 +22,14 @@ impl BitSink {
 
     pub fn with_capacity(bytes: usize) -> Self {
         BitSink {
-            buf: Vec::with_capacity(bytes),
+            buf: vec![0; bytes],
             ..Self::default()
         }
     }
 
     pub fn clear(&mut self) {
-        self.buf.clear();
-        self.acc = 0;
-        self.pending = 0;
         self.bits = 0;
+        self.end = 0;
     }
 
     /// Bits written so far.
@@ -37,65 +37,78 @@ impl BitSink {
         self.bits
     }
 
+    /// The buffer, with at least `bytes` bytes from the current byte on.
+    #[inline]
+    fn room(&mut self, bytes: usize) -> &mut [u8] {
+        let need = self.bits / 8 + bytes;
+        if self.buf.len() < need {
+            let grown = need.max(2 * self.buf.len()).max(4096);
+            self.buf.resize(grown, 0);
+        }
+        &mut self.buf
+    }
+
     /// Append the low `width` (<= 32) bits of `value`, MSB first.
     #[inline]
     pub fn put(&mut self, value: u32, width: u32) {
         debug_assert!(width <= 32);
-        if width == 0 {
-            return;
-        }
-        let v = (value as u64) & ((1u64 << width) - 1);
-        self.acc = (self.acc << width) | v;
-        self.pending += width;
-        self.bits += width as usize;
-        if self.pending >= 32 {
-            self.pending -= 32;
-            let word = (self.acc >> self.pending) as u32;
-            self.buf.extend_from_slice(&word.to_be_bytes());
-        }
-        while self.pending >= 8 {
-            self.pending -= 8;
-            self.buf.push((self.acc >> self.pending) as u8);
-        }
+        let bits = self.bits;
+        let mut w = SliceWriter::new(self.room(4 + SLICE_WRITER_SLACK), bits);
+        w.put((value as u64) & ((1u64 << width) - 1), width);
+        self.bits = w.finish();
     }
 
     /// Append the first `nbits` bits of `bytes` (MSB first from byte 0).
     #[inline]
     pub fn put_bits(&mut self, bytes: &[u8], nbits: usize) {
         debug_assert!(bytes.len() * 8 >= nbits);
-        if self.pending == 0 && nbits.is_multiple_of(8) {
-            self.buf.extend_from_slice(&bytes[..nbits / 8]);
-            self.bits += nbits;
-            return;
-        }
+        let bits = self.bits;
+        let mut w = SliceWriter::new(self.room(nbits / 8 + 4 + SLICE_WRITER_SLACK), bits);
         let words = nbits / 32;
-        for w in bytes[..4 * words].chunks_exact(4) {
-            self.put(u32::from_be_bytes([w[0], w[1], w[2], w[3]]), 32);
+        for c in bytes[..4 * words].chunks_exact(4) {
+            w.put(u32::from_be_bytes([c[0], c[1], c[2], c[3]]) as u64, 32);
+            w.flush();
         }
-        let mut rest = nbits - 32 * words;
-        let mut i = 4 * words;
-        while rest >= 8 {
-            self.put(bytes[i] as u32, 8);
-            i += 1;
-            rest -= 8;
-        }
+        let rest = nbits - 32 * words;
         if rest > 0 {
-            self.put((bytes[i] >> (8 - rest)) as u32, rest as u32);
+            let mut tail = [0u8; 4];
+            let n = rest.div_ceil(8);
+            tail[..n].copy_from_slice(&bytes[4 * words..4 * words + n]);
+            w.put(
+                (u32::from_be_bytes(tail) >> (32 - rest)) as u64,
+                rest as u32,
+            );
         }
+        self.bits = w.finish();
     }
 
-    /// Flush the last partial byte (zero-padded) and return the bytes.
+    /// Let `write(buf, bit)` append bits at bit `bit` of `buf` (which has
+    /// `room` bytes from byte `bit / 8` on); it returns the bits appended.
+    #[inline]
+    pub fn put_with(
+        &mut self,
+        room: usize,
+        write: impl FnOnce(&mut [u8], usize) -> usize,
+    ) -> usize {
+        let bits = self.bits;
+        let n = write(self.room(room), bits);
+        self.bits += n;
+        n
+    }
+
+    /// Clear the bits past the end in the last byte and return the bytes.
     pub fn finish(&mut self) -> &[u8] {
-        if self.pending > 0 {
-            self.buf.push((self.acc << (8 - self.pending)) as u8);
-            self.pending = 0;
+        self.end = self.bits.div_ceil(8);
+        self.room(1);
+        if !self.bits.is_multiple_of(8) {
+            self.buf[self.end - 1] &= 0xffu8 << (8 - self.bits % 8);
         }
-        &self.buf
+        &self.buf[..self.end]
     }
 
     /// The bytes after [`finish`](Self::finish).
     pub fn bytes(&self) -> &[u8] {
-        &self.buf
+        &self.buf[..self.end]
     }
 }
 

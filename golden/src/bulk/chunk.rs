@@ -117,9 +117,8 @@ fn walk(
                     format!("payload of {} bits ends before block {i}", c.bits),
                 ));
             }
-            extract(c.padded, at, avail, &mut tmp);
             let used = codec
-                .decompress_prefix(&tmp[..avail.div_ceil(8)], avail, out)
+                .decompress_at(c.padded, at, avail, out)
                 .map_err(|m| block_err(i, m))?;
             if used == 0 {
                 return Err(block_err(i, "empty block".into()));

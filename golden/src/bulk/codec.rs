@@ -10,11 +10,12 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::bits::BitSink;
+use super::bits::{extract, BitSink, EXTRACT_MAX};
 use super::BulkError;
 use crate::baselines::{Bdi, BlockCodec, Bpc, CPack, Fpc};
 use crate::dpc::{Dpc, DpcParams};
 use crate::magbdi::{DeltaMode, MagBdi, Params as MagParams};
+use crate::mpc::fast::WRITE_BYTES;
 use crate::mpc::{model::file_sha256, ModelSet, MpcCodec, BLOCK_BYTES};
 
 /// What the bulk layer needs from a block codec.
@@ -47,6 +48,22 @@ pub trait BulkCodec: Send + Sync {
         _out: &mut [u8],
     ) -> Result<usize, String> {
         Err(format!("{}: not a self-delimiting codec", self.algo()))
+    }
+    /// [`decompress_prefix`](Self::decompress_prefix) of the block that
+    /// starts at bit `at` of `padded` (which holds [`EXTRACT_PAD`](super::bits::EXTRACT_PAD) bytes
+    /// past its payload). The default re-aligns the bits first; codecs that
+    /// read at any bit offset override it.
+    fn decompress_at(
+        &self,
+        padded: &[u8],
+        at: usize,
+        avail: usize,
+        out: &mut [u8],
+    ) -> Result<usize, String> {
+        let mut tmp = [0u8; EXTRACT_MAX];
+        let avail = avail.min(8 * EXTRACT_MAX);
+        extract(padded, at, avail, &mut tmp);
+        self.decompress_prefix(&tmp[..avail.div_ceil(8)], avail, out)
     }
 }
 
@@ -99,9 +116,9 @@ impl BulkCodec for MpcBulk {
         let b: &[u8; BLOCK_BYTES] = block
             .try_into()
             .unwrap_or_else(|_| panic!("MPC: block of {} bytes, codec takes 32", block.len()));
-        let c = self.codec.compress(b);
-        sink.put_bits(&c.bytes, c.len as usize);
-        c.len as usize
+        sink.put_with(WRITE_BYTES, |buf, bit| {
+            self.codec.compress_into(b, buf, bit).1
+        })
     }
     fn decompress_block(&self, bits: &[u8], len: usize, out: &mut [u8]) -> Result<(), String> {
         let b = self
@@ -118,9 +135,19 @@ impl BulkCodec for MpcBulk {
         avail: usize,
         out: &mut [u8],
     ) -> Result<usize, String> {
+        self.decompress_at(bits, 0, avail, out)
+    }
+    #[inline]
+    fn decompress_at(
+        &self,
+        padded: &[u8],
+        at: usize,
+        avail: usize,
+        out: &mut [u8],
+    ) -> Result<usize, String> {
         let (b, used) = self
             .codec
-            .decompress_prefix(bits, avail)
+            .decompress_at(padded, at, avail)
             .map_err(|e| e.to_string())?;
         out.copy_from_slice(&b);
         Ok(used)

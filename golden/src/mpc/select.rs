@@ -40,23 +40,51 @@ impl CandidateScore {
 }
 
 /// Longest run of consecutive 1 bits in a 16-bit mask.
-pub fn longest_run_of_ones(mut m: u16) -> u8 {
-    let mut n = 0;
-    while m != 0 {
-        m &= m << 1;
-        n += 1;
+///
+/// Without a data-dependent loop: `f[k]` marks the positions where a run of
+/// at least `2^k` ones ends, and the length is assembled from the largest
+/// power of two down (a run of `a + b` ones ending at i is one of `a`
+/// ending at i after one of `b` ending at `i - a`).
+#[inline]
+pub fn longest_run_of_ones(m: u16) -> u8 {
+    let f1 = m as u32;
+    let f2 = f1 & (f1 << 1);
+    let f4 = f2 & (f2 << 2);
+    let f8 = f4 & (f4 << 4);
+    let f16 = f8 & (f8 << 8);
+    let (mut ends, mut len) = (u32::MAX, 0u32);
+    for (k, f) in [(16, f16), (8, f8), (4, f4), (2, f2), (1, f1)] {
+        let c = ends & (f << len);
+        if c != 0 {
+            ends = c;
+            len += k;
+        }
     }
-    n
+    len as u8
+}
+
+/// The block as four little-endian words.
+#[inline]
+fn words64(block: &[u8; BLOCK_BYTES]) -> [u64; 4] {
+    std::array::from_fn(|w| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&block[8 * w..8 * w + 8]);
+        u64::from_le_bytes(a)
+    })
 }
 
 /// The custom-model tests on the original block.
+#[inline]
 pub fn is_zero_block(block: &[u8; BLOCK_BYTES]) -> bool {
-    block.iter().all(|&b| b == 0)
+    let w = words64(block);
+    (w[0] | w[1] | w[2] | w[3]) == 0
 }
 
 /// All eight little-endian 32-bit words equal.
+#[inline]
 pub fn is_same_words(block: &[u8; BLOCK_BYTES]) -> bool {
-    block.chunks_exact(4).all(|w| w == &block[0..4])
+    let w = words64(block);
+    w[0] == w[1] && w[0] == w[2] && w[0] == w[3] && (w[0] >> 32) == (w[0] & 0xffff_ffff)
 }
 
 /// Payload bits of the same-words model.
@@ -143,13 +171,32 @@ mod tests {
     }
 
     #[test]
+    fn longest_run_equals_the_shift_and_loop_on_every_mask() {
+        for m in 0..=u16::MAX {
+            let (mut x, mut n) = (m, 0u8);
+            while x != 0 {
+                x &= x << 1;
+                n += 1;
+            }
+            assert_eq!(longest_run_of_ones(m), n, "mask {m:#06x}");
+        }
+    }
+
+    #[test]
     fn same_words_needs_all_eight_words() {
         let mut b = [0u8; 32];
         for w in 0..8 {
             b[4 * w..4 * w + 4].copy_from_slice(&[1, 2, 3, 4]);
         }
         assert!(is_same_words(&b));
-        b[31] = 5;
-        assert!(!is_same_words(&b));
+        for i in 0..32 {
+            let mut c = b;
+            c[i] ^= 0x10;
+            assert!(!is_same_words(&c), "byte {i} changed");
+            let mut z = [0u8; 32];
+            assert!(is_zero_block(&z));
+            z[i] = 0x80;
+            assert!(!is_zero_block(&z), "byte {i} set");
+        }
     }
 }

@@ -1,0 +1,442 @@
+//! Table-driven MPC codec with output identical to [`super::reference`].
+//!
+//! Forward: prediction, residues and the per-byte Gray code (the XOR of each
+//! plane with the plane above, spec stage 2) are byte-parallel; the
+//! transpose to planes and the reorder (stages 2-3) are one bit permutation
+//! from residue bits to symbol bits, a Beneš network of 15 masked swaps per
+//! predictor ([`benes`], layouts in [`tables`]). Table-1 codes are chosen
+//! without branches and written through a 64-bit register
+//! ([`crate::bits::SliceWriter`]).
+//! Inverse: Table-1 decoding from 64-bit windows, the inverse network,
+//! inverse Gray code and restoration along the trees.
+//!
+//! The byte-parallel steps run in one of two kernels with identical
+//! results: [`Kernel::Avx2`] (x86-64 CPUs with AVX2, detected at run time)
+//! or [`Kernel::Scalar`] (everywhere).
+
+mod benes;
+mod decode;
+mod emit;
+mod scalar;
+mod tables;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
+use crate::bits::{BitReader, SliceWriter};
+
+use super::model::{ModelKind, ModelSet, Selection};
+use super::reference::{check_length, decode_symbols, read_header};
+use super::select::{self, CandidateScore, Choice};
+use super::{CompressedBlock, DecodeError, BLOCK_BYTES, MAX_BLOCK_BYTES, SYMBOLS};
+use tables::PredictorTables;
+
+/// Which implementation runs the byte-parallel steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// Portable Rust.
+    Scalar,
+    /// x86-64 AVX2 with POPCNT, BMI1 and LZCNT (byte shuffles, 16-bit
+    /// multiplies, the Beneš network one register wide).
+    Avx2,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU runs.
+    pub fn best() -> Kernel {
+        if Kernel::Avx2.available() {
+            Kernel::Avx2
+        } else {
+            Kernel::Scalar
+        }
+    }
+
+    /// Whether this CPU can run the kernel.
+    pub fn available(self) -> bool {
+        match self {
+            Kernel::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => {
+                std::is_x86_feature_detected!("avx2")
+                    && std::is_x86_feature_detected!("popcnt")
+                    && std::is_x86_feature_detected!("bmi1")
+                    && std::is_x86_feature_detected!("lzcnt")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            Kernel::Avx2 => false,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Scalar => "scalar",
+            Kernel::Avx2 => "avx2",
+        }
+    }
+}
+
+/// Bytes [`MpcCodec::compress_into`] may touch from the byte holding its
+/// first bit: the longest attempt (7 bits before it in that byte, an 8-bit
+/// header, 16 default codes: 295 bits) plus the 8-byte stores.
+pub const WRITE_BYTES: usize = 48;
+
+/// A model set prepared for fast compression and decompression.
+pub struct MpcCodec {
+    set: ModelSet,
+    header_bits: u32,
+    /// Model kind of every header value (`None`: unused ID).
+    kinds: Vec<Option<ModelKind>>,
+    tables: Vec<PredictorTables>,
+    kernel: Kernel,
+    #[cfg(target_arch = "x86_64")]
+    vectors: Vec<avx2::Vectors>,
+}
+
+impl MpcCodec {
+    /// The codec with the fastest kernel of this CPU.
+    pub fn new(set: &ModelSet) -> Self {
+        Self::with_kernel(set, Kernel::best())
+    }
+
+    /// The codec with `kernel`, or the scalar one where this CPU lacks it
+    /// ([`kernel`](Self::kernel) tells which runs).
+    pub fn with_kernel(set: &ModelSet, kernel: Kernel) -> Self {
+        let tables: Vec<PredictorTables> =
+            set.predictors.iter().map(PredictorTables::new).collect();
+        let header_bits = set.header_bits();
+        MpcCodec {
+            set: set.clone(),
+            header_bits,
+            kinds: (0..1u32 << header_bits).map(|id| set.kind_of(id)).collect(),
+            kernel: if kernel.available() {
+                kernel
+            } else {
+                Kernel::Scalar
+            },
+            #[cfg(target_arch = "x86_64")]
+            vectors: tables.iter().map(avx2::Vectors::new).collect(),
+            tables,
+        }
+    }
+
+    pub fn model_set(&self) -> &ModelSet {
+        &self.set
+    }
+
+    /// The kernel in use.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    #[inline]
+    fn restore(&self, i: usize, symbols: &[u16; SYMBOLS]) -> [u8; BLOCK_BYTES] {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx2` is only selected when the CPU has AVX2.
+            Kernel::Avx2 => unsafe {
+                avx2::restore(&self.vectors[i], self.tables[i].depth, symbols)
+            },
+            _ => scalar::restore(&self.tables[i], symbols),
+        }
+    }
+
+    /// The 16 transformed symbols of predictor `i` for `block`.
+    pub fn predictor_symbols(&self, i: usize, block: &[u8; BLOCK_BYTES]) -> [u16; SYMBOLS] {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx2` is only selected when the CPU has AVX2.
+            Kernel::Avx2 => unsafe {
+                avx2::finish(&self.vectors[i], &avx2::grouped(&self.vectors[i], block).0)
+            },
+            _ => scalar::finish(&self.tables[i], &scalar::grouped(&self.tables[i], block).0),
+        }
+    }
+
+    /// Compress one block into `buf` from bit `bit` on (earlier bits of that
+    /// byte are kept); returns the model ID and the bits written, identical
+    /// to [`super::compress`]. `buf` must hold [`WRITE_BYTES`] bytes from
+    /// byte `bit / 8` on; bytes after the block's last bit may be
+    /// overwritten.
+    pub fn compress_into(
+        &self,
+        block: &[u8; BLOCK_BYTES],
+        buf: &mut [u8],
+        bit: usize,
+    ) -> (u32, usize) {
+        assert!(
+            buf.len() >= bit / 8 + WRITE_BYTES,
+            "MpcCodec::compress_into: {} bytes from byte {} needed, the buffer has {}",
+            WRITE_BYTES,
+            bit / 8,
+            buf.len()
+        );
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx2` is only selected when the CPU has its features.
+            Kernel::Avx2 => unsafe { self.compress_avx2(block, buf, bit) },
+            _ => self.compress_with(
+                block,
+                buf,
+                bit,
+                |i, b| scalar::grouped(&self.tables[i], b),
+                |i, g| scalar::finish(&self.tables[i], g),
+            ),
+        }
+    }
+
+    /// [`compress_into`](Self::compress_into) compiled for AVX2 and its
+    /// companions (POPCNT, LZCNT, TZCNT) with the AVX2 kernel inlined.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,popcnt,bmi1,lzcnt")]
+    fn compress_avx2(&self, block: &[u8; BLOCK_BYTES], buf: &mut [u8], bit: usize) -> (u32, usize) {
+        self.compress_with(
+            block,
+            buf,
+            bit,
+            |i, b| avx2::grouped(&self.vectors[i], b),
+            |i, g| avx2::finish(&self.vectors[i], g),
+        )
+    }
+
+    /// The compressor, given the kernel's stages 1-4 (`grouped` then
+    /// `finish`, see [`avx2::grouped`]).
+    #[inline(always)]
+    fn compress_with(
+        &self,
+        block: &[u8; BLOCK_BYTES],
+        buf: &mut [u8],
+        bit: usize,
+        grouped: impl Fn(usize, &[u8; BLOCK_BYTES]) -> ([u16; SYMBOLS], u16),
+        finish: impl Fn(usize, &[u16; SYMBOLS]) -> [u16; SYMBOLS],
+    ) -> (u32, usize) {
+        let set = &self.set;
+        let h = self.header_bits;
+        let raw = |buf: &mut [u8], id: u32, bytes: &[u8]| {
+            let mut w = SliceWriter::new(buf, bit);
+            w.put(id as u64, h);
+            for word in bytes.chunks_exact(4) {
+                w.flush();
+                w.put(
+                    u32::from_be_bytes([word[0], word[1], word[2], word[3]]) as u64,
+                    32,
+                );
+            }
+            (id, w.finish() - bit)
+        };
+        if set.custom.zero_block && select::is_zero_block(block) {
+            return raw(buf, 0, &[]);
+        }
+        const STACK: usize = 16;
+        let n = self.tables.len();
+        let mut scores_stack = [CandidateScore::default(); STACK];
+        let mut symbols_stack = [[0u16; SYMBOLS]; STACK];
+        let (mut scores_heap, mut symbols_heap) = (Vec::new(), Vec::new());
+        let (scores, all_symbols): (&mut [CandidateScore], &mut [[u16; SYMBOLS]]) = if n <= STACK {
+            (&mut scores_stack[..n], &mut symbols_stack[..n])
+        } else {
+            scores_heap.resize(n, CandidateScore::default());
+            symbols_heap.resize(n, [0u16; SYMBOLS]);
+            (&mut scores_heap, &mut symbols_heap)
+        };
+        for (i, (score, symbols)) in scores.iter_mut().zip(all_symbols.iter_mut()).enumerate() {
+            let (s, zero_mask) = grouped(i, block);
+            *symbols = s;
+            *score = match set.selection {
+                // zero-run reads only the zero mask
+                Selection::ZeroRun => CandidateScore {
+                    zero_mask,
+                    longest_zero_run: select::longest_run_of_ones(zero_mask),
+                    zero_count: zero_mask.count_ones() as u8,
+                    code_bits: 0,
+                },
+                Selection::Exact => {
+                    *symbols = finish(i, symbols);
+                    CandidateScore::of(symbols)
+                }
+            };
+        }
+        match select::choose(set, block, scores) {
+            Choice::ZeroBlock => raw(buf, 0, &[]),
+            Choice::SameWords => raw(buf, set.same_words_id().unwrap_or(0), &block[0..4]),
+            Choice::Predictor(i) => {
+                let id = set.predictor_id(i);
+                let mut w = SliceWriter::new(buf, bit);
+                w.put(id as u64, h);
+                w.flush();
+                let symbols = match set.selection {
+                    Selection::ZeroRun => finish(i, &all_symbols[i]),
+                    Selection::Exact => all_symbols[i],
+                };
+                let bits = emit::put_symbols(&mut w, &symbols, scores[i].zero_mask);
+                if select::finish(set, Choice::Predictor(i), bits) == id {
+                    (id, w.position() - bit)
+                } else {
+                    raw(buf, set.raw_id(), block)
+                }
+            }
+        }
+    }
+
+    /// Compress one block; identical to [`super::compress`].
+    pub fn compress(&self, block: &[u8; BLOCK_BYTES]) -> CompressedBlock {
+        let mut buf = [0u8; WRITE_BYTES];
+        let (model, len) = self.compress_into(block, &mut buf, 0);
+        let mut bytes = [0u8; MAX_BLOCK_BYTES];
+        bytes.copy_from_slice(&buf[..MAX_BLOCK_BYTES]);
+        // the stores may leave zeros or stale bits past `len`: clear them
+        for (k, b) in bytes.iter_mut().enumerate() {
+            let keep = len.saturating_sub(8 * k).min(8);
+            *b &= !(0xffu16 >> keep) as u8;
+        }
+        CompressedBlock {
+            model,
+            len: len as u32,
+            bytes,
+        }
+    }
+
+    /// Decode one block of exactly `len` bits; identical to
+    /// [`super::decompress`].
+    pub fn decompress(&self, bytes: &[u8], len: usize) -> Result<[u8; BLOCK_BYTES], DecodeError> {
+        check_length(bytes, len, &self.set)?;
+        let (block, used) = self.decompress_prefix(bytes, len)?;
+        if used != len {
+            return Err(DecodeError::TrailingBits {
+                used,
+                extra: len - used,
+            });
+        }
+        Ok(block)
+    }
+
+    /// Decode one block from the start of `bytes` (at most `avail` bits);
+    /// identical to [`super::decompress_prefix`].
+    pub fn decompress_prefix(
+        &self,
+        bytes: &[u8],
+        avail: usize,
+    ) -> Result<([u8; BLOCK_BYTES], usize), DecodeError> {
+        self.decompress_at(bytes, 0, avail)
+    }
+
+    /// Decode one block that starts at bit `pos` of `src` and has at most
+    /// `avail` bits; returns the block and the bits it used. Results and
+    /// errors (bit positions relative to `pos`) are those of
+    /// [`decompress_prefix`](Self::decompress_prefix) on the bits from `pos`.
+    pub fn decompress_at(
+        &self,
+        src: &[u8],
+        pos: usize,
+        avail: usize,
+    ) -> Result<([u8; BLOCK_BYTES], usize), DecodeError> {
+        let end = pos + avail.min((src.len() * 8).saturating_sub(pos));
+        let fast = match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx2` is only selected when the CPU has its features.
+            Kernel::Avx2 => unsafe { self.decode_avx2(src, pos, end) },
+            _ => self.decode_fast(src, pos, end, |i, s| scalar::restore(&self.tables[i], s)),
+        };
+        match fast {
+            Some((block, after)) => Ok((block, after - pos)),
+            None => self.decode_careful(src, pos, end - pos),
+        }
+    }
+
+    /// [`decode_fast`](Self::decode_fast) compiled for AVX2 with the AVX2
+    /// kernel inlined.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,popcnt,bmi1,lzcnt")]
+    fn decode_avx2(
+        &self,
+        src: &[u8],
+        pos: usize,
+        end: usize,
+    ) -> Option<([u8; BLOCK_BYTES], usize)> {
+        self.decode_fast(src, pos, end, |i, s| {
+            avx2::restore(&self.vectors[i], self.tables[i].depth, s)
+        })
+    }
+
+    /// The happy path, given the kernel's inverse stages: `None` on
+    /// anything the careful decoder must explain.
+    #[inline(always)]
+    fn decode_fast(
+        &self,
+        src: &[u8],
+        pos: usize,
+        end: usize,
+        restore: impl Fn(usize, &[u16; SYMBOLS]) -> [u8; BLOCK_BYTES],
+    ) -> Option<([u8; BLOCK_BYTES], usize)> {
+        let h = self.header_bits;
+        let id = decode::peek32(src, pos) >> (32 - h);
+        let pos = pos + h as usize;
+        let kind = (*self.kinds.get(id as usize)?)?;
+        let words = |n: usize| {
+            let mut out = [0u8; BLOCK_BYTES];
+            for (k, w) in out[..n].chunks_exact_mut(4).enumerate() {
+                w.copy_from_slice(&decode::peek32(src, pos + 32 * k).to_be_bytes());
+            }
+            out
+        };
+        let (block, after) = match kind {
+            ModelKind::ZeroBlock => ([0u8; BLOCK_BYTES], pos),
+            ModelKind::SameWords => {
+                let w = decode::peek32(src, pos).to_be_bytes();
+                (std::array::from_fn(|i| w[i % 4]), pos + 32)
+            }
+            ModelKind::Raw => (words(BLOCK_BYTES), pos + 8 * BLOCK_BYTES),
+            ModelKind::Predictor(i) => {
+                let (symbols, after) = decode::symbols(src, pos, end)?;
+                (restore(i, &symbols), after)
+            }
+        };
+        (after <= end).then_some((block, after))
+    }
+
+    /// Field-by-field decoding of the `avail` bits from `pos`, for exact
+    /// errors.
+    fn decode_careful(
+        &self,
+        src: &[u8],
+        pos: usize,
+        avail: usize,
+    ) -> Result<([u8; BLOCK_BYTES], usize), DecodeError> {
+        // re-align the block to bit 0 (it never needs more than the maximum)
+        let mut tmp = [0u8; MAX_BLOCK_BYTES + 4];
+        let len = avail.min(8 * tmp.len());
+        for (k, b) in tmp.iter_mut().enumerate().take(len.div_ceil(8)) {
+            *b = (decode::peek32(src, pos + 8 * k) >> 24) as u8;
+        }
+        let mut r = BitReader::new(&tmp, len);
+        let (_, kind) = read_header(&mut r, &self.set, len)?;
+        let mut out = [0u8; BLOCK_BYTES];
+        let read_bytes = |r: &mut BitReader<'_>, dst: &mut [u8]| -> Result<(), DecodeError> {
+            for b in dst.iter_mut() {
+                let at = r.position();
+                let remaining = r.remaining();
+                *b = r.get(8).ok_or_else(|| DecodeError::Truncated {
+                    at,
+                    needed: 8 - remaining,
+                    len,
+                })? as u8;
+            }
+            Ok(())
+        };
+        match kind {
+            ModelKind::ZeroBlock => {}
+            ModelKind::SameWords => {
+                let mut word = [0u8; 4];
+                read_bytes(&mut r, &mut word)?;
+                for w in out.chunks_exact_mut(4) {
+                    w.copy_from_slice(&word);
+                }
+            }
+            ModelKind::Raw => read_bytes(&mut r, &mut out)?,
+            ModelKind::Predictor(i) => {
+                let symbols = decode_symbols(&mut r, len, |_| {})?;
+                out = self.restore(i, &symbols);
+            }
+        }
+        Ok((out, r.position()))
+    }
+}
