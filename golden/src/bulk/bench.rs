@@ -180,8 +180,12 @@ impl Timed for General {
     }
 }
 
-/// Time `codec` over `files` (each coded as its own stream): once on the
-/// calling thread, once on `pool`. Checks every round trip.
+/// Single-threaded passes timed; the best one counts.
+pub const REPS: usize = 2;
+
+/// Time `codec` over `files` (each coded as its own stream): [`REPS`] times
+/// on the calling thread (the best pass counts), once on `pool`. Checks
+/// every round trip.
 pub fn run(
     codec: &dyn Timed,
     files: &[Vec<u8>],
@@ -193,25 +197,35 @@ pub fn run(
     };
     let mb: f64 = files.iter().map(|f| f.len() as f64).sum::<f64>() / 1e6;
     row.original = files.iter().map(|f| f.len() as u64).sum();
-    // single thread
-    let mut packed = Vec::with_capacity(files.len());
-    let (t, c0) = (Instant::now(), thread_cpu());
-    for f in files {
-        packed.push(codec.c(f, Engine::Single)?);
-    }
-    let (cw, cc) = (t.elapsed().as_secs_f64(), thread_cpu() - c0);
-    row.compressed = packed.iter().map(|p| p.len() as u64).sum();
-    let (t, d0) = (Instant::now(), thread_cpu());
-    for (p, f) in packed.iter().zip(files) {
-        let d = codec.d(p, Engine::Single, f.len())?;
-        if d != *f {
-            return Err(BulkError::Config(format!(
-                "{}: round trip differs",
-                row.name
-            )));
+    // single thread, best of REPS passes (the first pays for cold caches
+    // and fresh pages); round trips are checked outside the timed spans
+    let mut packed = Vec::new();
+    let (mut cw, mut cc, mut dw, mut dc) = (f64::MAX, f64::MAX, f64::MAX, f64::MAX);
+    for _ in 0..REPS {
+        packed.clear();
+        let (t, c0) = (Instant::now(), thread_cpu());
+        for f in files {
+            packed.push(codec.c(f, Engine::Single)?);
         }
+        cw = cw.min(t.elapsed().as_secs_f64());
+        cc = cc.min(thread_cpu() - c0);
+        let (mut wall, mut cpu) = (0.0, 0.0);
+        for (p, f) in packed.iter().zip(files) {
+            let (t, d0) = (Instant::now(), thread_cpu());
+            let d = codec.d(p, Engine::Single, f.len())?;
+            wall += t.elapsed().as_secs_f64();
+            cpu += thread_cpu() - d0;
+            if d != *f {
+                return Err(BulkError::Config(format!(
+                    "{}: round trip differs",
+                    row.name
+                )));
+            }
+        }
+        dw = dw.min(wall);
+        dc = dc.min(cpu);
     }
-    let (dw, dc) = (t.elapsed().as_secs_f64(), thread_cpu() - d0);
+    row.compressed = packed.iter().map(|p| p.len() as u64).sum();
     row.compress_core = mb / cc;
     row.decompress_core = mb / dc;
     row.compress_wall1 = mb / cw;

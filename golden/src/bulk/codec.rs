@@ -15,7 +15,7 @@ use super::BulkError;
 use crate::baselines::{Bdi, BlockCodec, Bpc, CPack, Fpc};
 use crate::dpc::{Dpc, DpcParams};
 use crate::magbdi::{DeltaMode, MagBdi, Params as MagParams};
-use crate::mpc::fast::WRITE_BYTES;
+use crate::mpc::fast::{Kernel, WRITE_BYTES};
 use crate::mpc::{model::file_sha256, ModelSet, MpcCodec, BLOCK_BYTES};
 
 /// What the bulk layer needs from a block codec.
@@ -78,12 +78,22 @@ impl MpcBulk {
     /// Load the model set at `path` (directory or file); the identity is
     /// the SHA-256 of its model file.
     pub fn load(path: &Path) -> Result<Self, BulkError> {
+        Self::load_with_kernel(path, Kernel::best())
+    }
+
+    /// [`load`](Self::load) with a given kernel (the scalar one where this
+    /// CPU lacks it).
+    pub fn load_with_kernel(path: &Path, kernel: Kernel) -> Result<Self, BulkError> {
         let set = ModelSet::load(path).map_err(|e| BulkError::Config(e.to_string()))?;
         let hash = file_sha256(path).map_err(|e| BulkError::Config(e.to_string()))?;
         let mut identity = [0u8; 32];
         hex::decode_to_slice(&hash, &mut identity)
             .map_err(|e| BulkError::Config(format!("model hash: {e}")))?;
-        Ok(Self::new(&set, identity))
+        Ok(MpcBulk {
+            codec: MpcCodec::with_kernel(&set, kernel),
+            identity,
+            max_bits: set.max_bits() as usize,
+        })
     }
 
     pub fn new(set: &ModelSet, identity: [u8; 32]) -> Self {
@@ -92,6 +102,11 @@ impl MpcBulk {
             identity,
             max_bits: set.max_bits() as usize,
         }
+    }
+
+    /// The kernel the codec runs.
+    pub fn kernel(&self) -> Kernel {
+        self.codec.kernel()
     }
 }
 

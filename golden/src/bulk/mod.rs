@@ -21,7 +21,7 @@ pub mod engine;
 pub mod format;
 pub mod stream;
 
-pub use codec::{open_codec, BulkCodec, ALGOS};
+pub use codec::{open_codec, BulkCodec, MpcBulk, ALGOS};
 pub use engine::{Calibration, Engine};
 pub use stream::{compress, decompress, BlockReader, CompressOptions, Summary};
 

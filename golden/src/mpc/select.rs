@@ -39,28 +39,33 @@ impl CandidateScore {
     }
 }
 
-/// Longest run of consecutive 1 bits in a 16-bit mask.
-///
-/// Without a data-dependent loop: `f[k]` marks the positions where a run of
-/// at least `2^k` ones ends, and the length is assembled from the largest
-/// power of two down (a run of `a + b` ones ending at i is one of `a`
-/// ending at i after one of `b` ending at `i - a`).
+/// Longest run of consecutive 1 bits in each byte value.
+const BYTE_RUNS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut v = 0;
+    while v < 256 {
+        let (mut x, mut n) = (v as u8, 0u8);
+        while x != 0 {
+            x &= x << 1;
+            n += 1;
+        }
+        t[v] = n;
+        v += 1;
+    }
+    t
+};
+
+/// Longest run of consecutive 1 bits in a 16-bit mask: the longest run of
+/// either byte, or the run across the byte boundary (the ones at the top
+/// of the low byte and at the bottom of the high byte). No data-dependent
+/// loop.
 #[inline]
 pub fn longest_run_of_ones(m: u16) -> u8 {
-    let f1 = m as u32;
-    let f2 = f1 & (f1 << 1);
-    let f4 = f2 & (f2 << 2);
-    let f8 = f4 & (f4 << 4);
-    let f16 = f8 & (f8 << 8);
-    let (mut ends, mut len) = (u32::MAX, 0u32);
-    for (k, f) in [(16, f16), (8, f8), (4, f4), (2, f2), (1, f1)] {
-        let c = ends & (f << len);
-        if c != 0 {
-            ends = c;
-            len += k;
-        }
-    }
-    len as u8
+    let (lo, hi) = (m as u8, (m >> 8) as u8);
+    let across = (!lo).leading_zeros() + (!hi).trailing_zeros();
+    (across as u8)
+        .max(BYTE_RUNS[lo as usize])
+        .max(BYTE_RUNS[hi as usize])
 }
 
 /// The block as four little-endian words.

@@ -10,7 +10,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use golden::bulk::bench::{self, corpus_files, General};
 use golden::bulk::engine::{self, calibration_sizes, Calibration, DEFAULT_THRESHOLD};
 use golden::bulk::stream::{read_header, DEFAULT_CHUNK_BLOCKS, DEFAULT_WINDOW};
-use golden::bulk::{self, open_codec, BlockReader, BulkCodec, CompressOptions, Engine};
+use golden::bulk::{self, open_codec, BlockReader, BulkCodec, CompressOptions, Engine, MpcBulk};
+use golden::mpc::fast::Kernel;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 #[derive(Subcommand)]
@@ -139,8 +140,18 @@ pub struct BenchArgs {
     limit_mib: Option<usize>,
     #[arg(long, short = 'j')]
     threads: Option<usize>,
+    /// MPC kernel: the fastest this CPU runs, or a given one.
+    #[arg(long, value_enum, default_value = "auto")]
+    kernel: KernelArg,
     /// Files or corpus directories (default ../shared/corpus).
     files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum KernelArg {
+    Auto,
+    Avx2,
+    Scalar,
 }
 
 #[derive(Args)]
@@ -438,6 +449,20 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
     println!("{} files, {mb:.1} MB, {threads} threads", data.len());
     let mut rows = Vec::new();
     for algo in &a.algos {
+        if algo == "mpc" && a.block_bytes.is_none_or(|b| b == 32) {
+            let kernel = match a.kernel {
+                KernelArg::Auto => Kernel::best(),
+                KernelArg::Avx2 => Kernel::Avx2,
+                KernelArg::Scalar => Kernel::Scalar,
+            };
+            let c = MpcBulk::load_with_kernel(&a.model, kernel)?;
+            if c.kernel() != kernel {
+                bail!("this CPU cannot run the {} kernel", kernel.name());
+            }
+            println!("mpc kernel: {}", c.kernel().name());
+            rows.push(bench::run(&bench::Bulk(&c), &data, &pool)?);
+            continue;
+        }
         match open_codec(algo, Some(&a.model), a.block_bytes) {
             Ok(c) => rows.push(bench::run(&bench::Bulk(c.as_ref()), &data, &pool)?),
             Err(e @ bulk::BulkError::Unavailable { .. }) => println!("skipped: {e}"),
