@@ -83,4 +83,5 @@ fn ratios_on_a_mini_corpus() {
     let md = golden::eval::report::markdown(&e);
     assert!(md.contains("| BDI |"));
     assert!(!golden::eval::chart::bar_chart_png("T", &["A"], &[]).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
 }

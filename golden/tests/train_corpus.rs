@@ -13,11 +13,29 @@ use sha2::{Digest, Sha256};
 const HEADER: &str =
     "file\tclass\tdomain\tbytes\tzero_block_fraction_32B\tsha256_16\tsource\tlicence\n";
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("golden-train-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory removed when the test ends.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let d = std::env::temp_dir().join(format!("golden-train-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A small corpus: `apps` files of the given classes with word-like data.
@@ -67,7 +85,7 @@ fn small_opts() -> TrainOptions {
 
 #[test]
 fn training_twice_gives_identical_toml_that_loads_back() {
-    let dir = tmpdir("det");
+    let dir = TempDir::new("det");
     write_corpus(
         &dir,
         &[
@@ -119,7 +137,7 @@ fn missing_dir_manifest_and_empty_corpus_are_clear_errors() {
     let e = Corpus::load(&missing).unwrap_err();
     assert!(matches!(e, CorpusError::NoDir(_)), "{e}");
 
-    let dir = tmpdir("nomanifest");
+    let dir = TempDir::new("nomanifest");
     let e = Corpus::load(&dir).unwrap_err();
     assert!(e.to_string().contains("MANIFEST.tsv"), "{e}");
 
@@ -152,7 +170,7 @@ fn bad_manifest_lines_name_line_and_column() {
 
 #[test]
 fn wrong_size_or_hash_is_reported() {
-    let dir = tmpdir("size");
+    let dir = TempDir::new("size");
     write_corpus(&dir, &[("a.bin", "int32")]);
     let text = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap();
     std::fs::write(
@@ -170,7 +188,7 @@ fn wrong_size_or_hash_is_reported() {
 
 #[test]
 fn a_group_without_blocks_is_a_clear_error() {
-    let dir = tmpdir("nogroup");
+    let dir = TempDir::new("nogroup");
     write_corpus(&dir, &[("a.bin", "int32")]);
     let corpus = Corpus::load(&dir).unwrap();
     let split = Split::paper(&corpus, 1);

@@ -1003,5 +1003,6 @@ mod tests {
             .iter()
             .zip(&d)
             .all(|(a, b)| a.bits == b.bits && a.len == b.len));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
