@@ -130,6 +130,48 @@ fn empty_and_tiny_inputs() {
     }
 }
 
+/// Inputs that end exactly at, just before and just after a window
+/// boundary, with windows of 1 to 3 chunks, on both engines: the pipeline
+/// of coding, writing and reading windows loses and repeats nothing.
+#[test]
+fn window_boundaries() {
+    let c = open_codec("mpc", Some(&model()), None).expect("mpc");
+    let chunk = 4 * 32;
+    for window in 1..=3usize {
+        for windows in 0..=3usize {
+            for delta in [-1i64, 0, 1] {
+                let len = (windows * window * chunk) as i64 + delta;
+                if len < 0 {
+                    continue;
+                }
+                let data: Vec<u8> = (0..len as u32).map(|i| (i / 7) as u8).collect();
+                for engine in [Engine::Single, Engine::Parallel] {
+                    let opts = CompressOptions {
+                        chunk_blocks: 4,
+                        engine,
+                        window,
+                        original_len: None,
+                    };
+                    let mut p = Vec::new();
+                    compress(c.as_ref(), Cursor::new(&data), &mut p, &opts, &|_| {})
+                        .expect("compress");
+                    let mut out = Vec::new();
+                    decompress(
+                        c.as_ref(),
+                        Cursor::new(&p),
+                        &mut out,
+                        engine,
+                        window,
+                        &|_| {},
+                    )
+                    .expect("decompress");
+                    assert_eq!(out, data, "len {len} window {window} {engine:?}");
+                }
+            }
+        }
+    }
+}
+
 /// Flip one byte anywhere: decompression fails (never wrong data); inside a
 /// chunk the error names that chunk.
 #[test]

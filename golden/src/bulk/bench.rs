@@ -34,6 +34,15 @@ fn pool_cpu(pool: &rayon::ThreadPool) -> f64 {
     pool.broadcast(|_| thread_cpu()).iter().sum()
 }
 
+/// CPU seconds a pass used: the calling thread's for `Single`, the whole
+/// pool's for `Parallel`.
+fn cpu_since(engine: Engine, c0: f64, p0: f64, pool: &rayon::ThreadPool) -> f64 {
+    match engine {
+        Engine::Single => thread_cpu() - c0,
+        Engine::Parallel => pool_cpu(pool) - p0,
+    }
+}
+
 /// One codec's figures.
 #[derive(Clone, Debug, Default)]
 pub struct BenchRow {
@@ -60,11 +69,13 @@ impl BenchRow {
     }
 }
 
-/// A chunked codec to time: `c(input) -> container`, `d(container) -> output`.
+/// A chunked codec to time: `c(input) -> container`, `d(container) ->
+/// output`, each appending to a buffer the caller reuses (so that the
+/// timed passes do not pay for fresh pages).
 pub trait Timed: Sync {
     fn name(&self) -> String;
-    fn c(&self, input: &[u8], engine: Engine) -> Result<Vec<u8>, BulkError>;
-    fn d(&self, packed: &[u8], engine: Engine, len: usize) -> Result<Vec<u8>, BulkError>;
+    fn c(&self, input: &[u8], engine: Engine, out: &mut Vec<u8>) -> Result<(), BulkError>;
+    fn d(&self, packed: &[u8], engine: Engine, out: &mut Vec<u8>) -> Result<(), BulkError>;
 }
 
 /// A bulk codec through the container layer.
@@ -74,27 +85,25 @@ impl Timed for Bulk<'_> {
     fn name(&self) -> String {
         self.0.algo().to_string()
     }
-    fn c(&self, input: &[u8], engine: Engine) -> Result<Vec<u8>, BulkError> {
-        let mut out = Vec::with_capacity(input.len() / 2);
+    fn c(&self, input: &[u8], engine: Engine, out: &mut Vec<u8>) -> Result<(), BulkError> {
         let opts = CompressOptions {
             engine,
             original_len: Some(input.len() as u64),
             ..CompressOptions::default()
         };
-        compress(self.0, Cursor::new(input), &mut out, &opts, &|_| {})?;
-        Ok(out)
+        compress(self.0, Cursor::new(input), out, &opts, &|_| {})?;
+        Ok(())
     }
-    fn d(&self, packed: &[u8], engine: Engine, len: usize) -> Result<Vec<u8>, BulkError> {
-        let mut out = Vec::with_capacity(len);
+    fn d(&self, packed: &[u8], engine: Engine, out: &mut Vec<u8>) -> Result<(), BulkError> {
         decompress(
             self.0,
             Cursor::new(packed),
-            &mut out,
+            out,
             engine,
             DEFAULT_WINDOW,
             &|_| {},
         )?;
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -108,14 +117,11 @@ pub enum General {
     Zstd(i32),
 }
 
-fn frame(chunks: Vec<Vec<u8>>) -> Vec<u8> {
-    let total = chunks.iter().map(|c| c.len() + 4).sum();
-    let mut out = Vec::with_capacity(total);
+fn frame(chunks: Vec<Vec<u8>>, out: &mut Vec<u8>) {
     for c in chunks {
         out.extend_from_slice(&(c.len() as u32).to_le_bytes());
         out.extend_from_slice(&c);
     }
-    out
 }
 
 fn unframe(packed: &[u8]) -> Result<Vec<&[u8]>, BulkError> {
@@ -159,24 +165,24 @@ impl Timed for General {
             General::Zstd(l) => format!("zstd-{l}"),
         }
     }
-    fn c(&self, input: &[u8], engine: Engine) -> Result<Vec<u8>, BulkError> {
+    fn c(&self, input: &[u8], engine: Engine, out: &mut Vec<u8>) -> Result<(), BulkError> {
         let chunks: Result<Vec<_>, _> = match engine {
             Engine::Single => input.chunks(CHUNK).map(|c| self.one_c(c)).collect(),
             Engine::Parallel => input.par_chunks(CHUNK).map(|c| self.one_c(c)).collect(),
         };
-        Ok(frame(chunks?))
+        frame(chunks?, out);
+        Ok(())
     }
-    fn d(&self, packed: &[u8], engine: Engine, len: usize) -> Result<Vec<u8>, BulkError> {
+    fn d(&self, packed: &[u8], engine: Engine, out: &mut Vec<u8>) -> Result<(), BulkError> {
         let parts = unframe(packed)?;
         let chunks: Result<Vec<_>, _> = match engine {
             Engine::Single => parts.iter().map(|c| self.one_d(c)).collect(),
             Engine::Parallel => parts.par_iter().map(|c| self.one_d(c)).collect(),
         };
-        let mut out = Vec::with_capacity(len);
         for c in chunks? {
             out.extend_from_slice(&c);
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -197,66 +203,74 @@ pub fn run(
     };
     let mb: f64 = files.iter().map(|f| f.len() as f64).sum::<f64>() / 1e6;
     row.original = files.iter().map(|f| f.len() as u64).sum();
-    // single thread, best of REPS passes (the first pays for cold caches
-    // and fresh pages); round trips are checked outside the timed spans
-    let mut packed = Vec::new();
-    let (mut cw, mut cc, mut dw, mut dc) = (f64::MAX, f64::MAX, f64::MAX, f64::MAX);
-    for _ in 0..REPS {
-        packed.clear();
-        let (t, c0) = (Instant::now(), thread_cpu());
-        for f in files {
-            packed.push(codec.c(f, Engine::Single)?);
-        }
-        cw = cw.min(t.elapsed().as_secs_f64());
-        cc = cc.min(thread_cpu() - c0);
-        let (mut wall, mut cpu) = (0.0, 0.0);
-        for (p, f) in packed.iter().zip(files) {
-            let (t, d0) = (Instant::now(), thread_cpu());
-            let d = codec.d(p, Engine::Single, f.len())?;
-            wall += t.elapsed().as_secs_f64();
-            cpu += thread_cpu() - d0;
-            if d != *f {
+    // REPS passes on the calling thread, then REPS on the pool; the best
+    // pass of each counts (the first pays for cold caches and fresh
+    // pages). Output buffers are reused across passes, and round trips are
+    // checked outside the timed spans.
+    let mut packed: Vec<Vec<u8>> = files.iter().map(|_| Vec::new()).collect();
+    let mut outs: Vec<Vec<u8>> = files.iter().map(|_| Vec::new()).collect();
+    let mut reference: Vec<Vec<u8>> = Vec::new();
+    let mut single = [f64::MAX; 4];
+    let mut all = [f64::MAX; 4];
+    for (engine, best) in [(Engine::Single, &mut single), (Engine::Parallel, &mut all)] {
+        for _ in 0..REPS {
+            // Single runs on the calling thread (no pool), Parallel on the
+            // pool
+            let on = |e: Engine, f: &mut (dyn FnMut() -> Result<(), BulkError> + Send)| match e {
+                Engine::Single => f(),
+                Engine::Parallel => pool.install(f),
+            };
+            let pass = |e: Engine, p: &mut [Vec<u8>], o: &mut [Vec<u8>]| {
+                let (t, c0, p0) = (Instant::now(), thread_cpu(), pool_cpu(pool));
+                let r = on(e, &mut || {
+                    for (f, out) in files.iter().zip(p.iter_mut()) {
+                        out.clear();
+                        codec.c(f, e, out)?;
+                    }
+                    Ok(())
+                });
+                let cw = t.elapsed().as_secs_f64();
+                let cc = cpu_since(e, c0, p0, pool);
+                r?;
+                let (t, c0, p0) = (Instant::now(), thread_cpu(), pool_cpu(pool));
+                let r = on(e, &mut || {
+                    for (pk, out) in p.iter().zip(o.iter_mut()) {
+                        out.clear();
+                        codec.d(pk, e, out)?;
+                    }
+                    Ok(())
+                });
+                let (dw, dc) = (t.elapsed().as_secs_f64(), cpu_since(e, c0, p0, pool));
+                r?;
+                Ok::<_, BulkError>([cw, cc, dw, dc])
+            };
+            let times = pass(engine, &mut packed, &mut outs)?;
+            for (b, t) in best.iter_mut().zip(times) {
+                *b = b.min(t);
+            }
+            if outs.iter().zip(files).any(|(o, f)| o != f) {
                 return Err(BulkError::Config(format!(
-                    "{}: round trip differs",
+                    "{} ({engine:?}): round trip differs",
+                    row.name
+                )));
+            }
+            if reference.is_empty() {
+                reference = packed.clone();
+            } else if packed != reference {
+                return Err(BulkError::Config(format!(
+                    "{}: parallel output differs from single-threaded",
                     row.name
                 )));
             }
         }
-        dw = dw.min(wall);
-        dc = dc.min(cpu);
     }
     row.compressed = packed.iter().map(|p| p.len() as u64).sum();
+    let [cw, cc, dw, dc] = single;
     row.compress_core = mb / cc;
     row.decompress_core = mb / dc;
     row.compress_wall1 = mb / cw;
     row.decompress_wall1 = mb / dw;
-    // all threads
-    let (t, p0) = (Instant::now(), pool_cpu(pool));
-    let packed2: Result<Vec<_>, _> =
-        pool.install(|| files.iter().map(|f| codec.c(f, Engine::Parallel)).collect());
-    let (cw, cc) = (t.elapsed().as_secs_f64(), pool_cpu(pool) - p0);
-    let packed2 = packed2?;
-    if packed2 != packed {
-        return Err(BulkError::Config(format!(
-            "{}: parallel output differs from single-threaded",
-            row.name
-        )));
-    }
-    let (t, p0) = (Instant::now(), pool_cpu(pool));
-    let ok: Result<bool, BulkError> = pool.install(|| {
-        let mut ok = true;
-        for (p, f) in packed.iter().zip(files) {
-            ok &= codec.d(p, Engine::Parallel, f.len())? == *f;
-        }
-        Ok(ok)
-    });
-    let (dw, dc) = (t.elapsed().as_secs_f64(), pool_cpu(pool) - p0);
-    if !ok? {
-        return Err(BulkError::Config(format!(
-            "{}: parallel round trip differs",
-            row.name
-        )));
-    }
+    let [cw, cc, dw, dc] = all;
     row.compress_all = mb / cw;
     row.decompress_all = mb / dw;
     row.compress_all_cpu = mb / cc;

@@ -1,13 +1,15 @@
 //! Streaming compression and decompression with bounded memory, and random
 //! access to single blocks.
 //!
-//! Memory: two windows of `window` chunks each (the one being coded and the
-//! one being read, overlapped with `rayon::join`), plus the chunk index
-//! (16 bytes a chunk). With 64 KiB chunks and a window of 32 chunks that is
-//! about 8 MiB whatever the input size.
+//! Memory: three windows of `window` chunks each (the one being coded, the
+//! one being written and the one being read, the last two on the calling
+//! thread overlapped with the first through `rayon::join`), plus the chunk
+//! index (16 bytes a chunk). With 64 KiB chunks and a window of 32 chunks
+//! that is about 12 MiB whatever the input size.
 //!
 //! Parallelism: the chunks of a window are coded with `par_iter` on the
-//! current rayon pool (work stealing) and written in order.
+//! current rayon pool (work stealing) and written in order; the calling
+//! thread joins the pool once its writing and reading are done.
 
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 
@@ -106,9 +108,52 @@ fn header_for(codec: &dyn BulkCodec, opts: &CompressOptions) -> Header {
     }
 }
 
+/// One coded chunk of a window.
+#[derive(Default)]
+struct CodedChunk {
+    enc: ChunkEncoder,
+    bits: u32,
+    blocks: u32,
+}
+
+/// Write coded chunks in order: frame (with the payload's CRC) and payload,
+/// recording their index entries.
+fn write_chunks<W: Write>(
+    out: &mut Counting<W>,
+    index: &mut Vec<IndexEntry>,
+    sum: &mut Summary,
+    chunks: &[CodedChunk],
+) -> Result<(), BulkError> {
+    for c in chunks {
+        let stored = c.enc.sink.bytes();
+        let mut frame = Frame {
+            chunk: index.len() as u32,
+            stored: stored.len() as u32,
+            bits: c.bits,
+            blocks: c.blocks,
+            crc: 0,
+        };
+        frame.crc = frame.compute_crc(stored);
+        index.push(IndexEntry {
+            offset: out.pos,
+            stored: frame.stored,
+            crc: frame.crc,
+        });
+        out.put(&frame.to_bytes())?;
+        out.put(stored)?;
+        sum.payload_bits += c.bits as u64;
+    }
+    if index.len() as u64 >= INDEX_MARKER as u64 {
+        return Err(BulkError::Config(
+            "input too large for 32-bit chunk numbers; use larger chunks".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Compress `input` into a container written to `out`. `progress` is
 /// called with the input bytes done after each window.
-pub fn compress<R: Read + Send, W: Write>(
+pub fn compress<R: Read + Send, W: Write + Send>(
     codec: &dyn BulkCodec,
     mut input: R,
     out: W,
@@ -127,74 +172,64 @@ pub fn compress<R: Read + Send, W: Write>(
     let win = cb * opts.window;
     let mut out = Counting { inner: out, pos: 0 };
     out.put(&header.to_bytes())?;
+    // Three windows in flight: `cur` is coded by the pool while the
+    // calling thread writes the coded chunks of the previous window
+    // (`done`) and reads the next one into `next`.
     let mut cur = vec![0u8; win];
     let mut next = vec![0u8; win];
-    let mut encs: Vec<(ChunkEncoder, u32)> = (0..opts.window)
-        .map(|_| (ChunkEncoder::default(), 0))
-        .collect();
+    let new_chunks = || {
+        (0..opts.window)
+            .map(|_| CodedChunk::default())
+            .collect::<Vec<_>>()
+    };
+    let (mut coding, mut done) = (new_chunks(), new_chunks());
+    let mut n_done = 0usize;
     let mut index: Vec<IndexEntry> = Vec::new();
     let mut sum = Summary::default();
     let mut n_cur = fill(&mut input, &mut cur)?;
-    while n_cur > 0 {
+    loop {
         let padded = n_cur.div_ceil(bb) * bb;
         cur[n_cur..padded].fill(0);
         let nchunks = padded.div_ceil(cb);
         let data = &cur[..padded];
-        let encs_w = &mut encs[..nchunks];
+        let chunks = &mut coding[..nchunks];
         let more = n_cur == win;
-        let n_next = match opts.engine {
-            Engine::Parallel => {
-                let mut work = || {
-                    encs_w
-                        .par_iter_mut()
-                        .zip(data.par_chunks(cb))
-                        .for_each(|(e, d)| e.1 = e.0.encode(codec, d, width))
-                };
-                if more {
-                    let (r, ()) = rayon::join(|| fill(&mut input, &mut next), work);
-                    r?
-                } else {
-                    work();
-                    0
-                }
-            }
-            Engine::Single => {
-                for (e, d) in encs_w.iter_mut().zip(data.chunks(cb)) {
-                    e.1 = e.0.encode(codec, d, width);
-                }
-                if more {
-                    fill(&mut input, &mut next)?
-                } else {
-                    0
-                }
+        let engine = opts.engine;
+        let mut work = || {
+            let code = |(c, d): (&mut CodedChunk, &[u8])| {
+                c.bits = c.enc.encode(codec, d, width);
+                c.blocks = (d.len() / bb) as u32;
+            };
+            match engine {
+                Engine::Parallel => chunks
+                    .par_iter_mut()
+                    .zip(data.par_chunks(cb))
+                    .for_each(code),
+                Engine::Single => chunks.iter_mut().zip(data.chunks(cb)).for_each(code),
             }
         };
-        for ((enc, bits), d) in encs_w.iter().zip(data.chunks(cb)) {
-            let stored = enc.sink.bytes();
-            let mut frame = Frame {
-                chunk: index.len() as u32,
-                stored: stored.len() as u32,
-                bits: *bits,
-                blocks: (d.len() / bb) as u32,
-                crc: 0,
-            };
-            frame.crc = frame.compute_crc(stored);
-            index.push(IndexEntry {
-                offset: out.pos,
-                stored: frame.stored,
-                crc: frame.crc,
-            });
-            out.put(&frame.to_bytes())?;
-            out.put(stored)?;
-            sum.payload_bits += *bits as u64;
-        }
-        if index.len() as u64 >= INDEX_MARKER as u64 {
-            return Err(BulkError::Config(
-                "input too large for 32-bit chunk numbers; use larger chunks".into(),
-            ));
+        let mut io = || -> Result<usize, BulkError> {
+            write_chunks(&mut out, &mut index, &mut sum, &done[..n_done])?;
+            if more {
+                fill(&mut input, &mut next)
+            } else {
+                Ok(0)
+            }
+        };
+        let n_next = match engine {
+            Engine::Parallel => rayon::join(io, work).0?,
+            Engine::Single => {
+                work();
+                io()?
+            }
+        };
+        if n_cur == 0 {
+            break;
         }
         sum.original_len += n_cur as u64;
         progress(sum.original_len);
+        std::mem::swap(&mut coding, &mut done);
+        n_done = nchunks;
         std::mem::swap(&mut cur, &mut next);
         n_cur = n_next;
     }
@@ -434,7 +469,7 @@ fn decode_slot(
 
 /// Decompress a container from `input` (read front to back: works on
 /// pipes) into `out`. `window` chunks are decoded at a time.
-pub fn decompress<R: Read + Send, W: Write>(
+pub fn decompress<R: Read + Send, W: Write + Send>(
     codec: &dyn BulkCodec,
     mut input: R,
     mut out: W,
@@ -456,8 +491,14 @@ pub fn decompress<R: Read + Send, W: Write>(
         frames: Vec::new(),
         end: None,
     };
-    let mut cur: Vec<Slot> = (0..window).map(|_| Slot::default()).collect();
-    let mut next: Vec<Slot> = (0..window).map(|_| Slot::default()).collect();
+    // Three windows in flight: `cur` is decoded by the pool while the
+    // calling thread writes the decoded chunks of the previous window
+    // (`done`) and reads and checks the next one into `next`.
+    let new_slots = || (0..window).map(|_| Slot::default()).collect::<Vec<_>>();
+    let (mut cur, mut next, mut done) = (new_slots(), new_slots(), new_slots());
+    let mut n_done = 0usize;
+    // the last decoded chunk is held back: the final one is cut to the
+    // original length
     let mut pending: Vec<u8> = Vec::new();
     let mut have_pending = false;
     let mut written = 0u64;
@@ -466,48 +507,57 @@ pub fn decompress<R: Read + Send, W: Write>(
     let mut first_chunk = 0u64;
     loop {
         let hdr = &header;
-        let decode_all = |slots: &mut [Slot]| -> Result<(), BulkError> {
-            match engine {
-                Engine::Parallel => slots
-                    .par_iter_mut()
-                    .enumerate()
-                    .try_for_each(|(i, s)| decode_slot(codec, hdr, first_chunk + i as u64, s)),
-                Engine::Single => slots
-                    .iter_mut()
-                    .enumerate()
-                    .try_for_each(|(i, s)| decode_slot(codec, hdr, first_chunk + i as u64, s)),
-            }
-        };
         let slots = &mut cur[..n_cur];
-        let n_next = if rd.end.is_some() {
-            decode_all(slots)?;
-            0
-        } else if engine == Engine::Parallel {
-            let (r, d) = rayon::join(|| rd.read_window(&mut next), || decode_all(slots));
-            d?;
-            r?
-        } else {
-            decode_all(slots)?;
-            rd.read_window(&mut next)?
+        let mut work = || -> Result<(), BulkError> {
+            let decode =
+                |(i, s): (usize, &mut Slot)| decode_slot(codec, hdr, first_chunk + i as u64, s);
+            match engine {
+                Engine::Parallel => slots.par_iter_mut().enumerate().try_for_each(decode),
+                Engine::Single => slots.iter_mut().enumerate().try_for_each(decode),
+            }
         };
-        for s in cur[..n_cur].iter_mut() {
-            if have_pending {
-                out.write_all(&pending)?;
-                written += pending.len() as u64;
+        let reading = rd.end.is_none();
+        let mut io = || -> Result<usize, BulkError> {
+            for s in done[..n_done].iter_mut() {
+                if have_pending {
+                    out.write_all(&pending)?;
+                    written += pending.len() as u64;
+                }
+                std::mem::swap(&mut pending, &mut s.out);
+                have_pending = true;
+                if let Some(f) = s.frame.take() {
+                    sum.payload_bits += f.bits as u64;
+                }
             }
-            std::mem::swap(&mut pending, &mut s.out);
-            have_pending = true;
-            if let Some(f) = s.frame.take() {
-                sum.payload_bits += f.bits as u64;
+            if reading {
+                rd.read_window(&mut next)
+            } else {
+                Ok(0)
             }
-        }
+        };
+        // a decoding error of this window is reported before a reading
+        // error of the next
+        let n_next = match engine {
+            Engine::Parallel => {
+                let (r, d) = rayon::join(io, work);
+                d?;
+                r?
+            }
+            Engine::Single => {
+                work()?;
+                io()?
+            }
+        };
         progress(written);
-        first_chunk += n_cur as u64;
-        std::mem::swap(&mut cur, &mut next);
-        n_cur = n_next;
-        if n_cur == 0 && rd.end.is_some() {
+        if n_cur == 0 && n_done == 0 {
             break;
         }
+        first_chunk += n_cur as u64;
+        // rotate: decoded -> done, read -> cur, written -> next
+        std::mem::swap(&mut done, &mut cur);
+        std::mem::swap(&mut cur, &mut next);
+        n_done = n_cur;
+        n_cur = n_next;
     }
     let Some((_, original_len, index_offset)) = rd.end.take() else {
         return Err(BulkError::Truncated("chunk index missing".into()));

@@ -143,6 +143,10 @@ pub struct BenchArgs {
     /// MPC kernel: the fastest this CPU runs, or a given one.
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
+    /// Code every file as its own stream (default: the files concatenated
+    /// into one stream, like one long memory trace).
+    #[arg(long)]
+    per_file: bool,
     /// Files or corpus directories (default ../shared/corpus).
     files: Vec<PathBuf>,
 }
@@ -442,11 +446,19 @@ fn load_files(paths: &[PathBuf], limit: Option<usize>) -> Result<Vec<(PathBuf, V
 
 fn bench_cmd(a: BenchArgs) -> Result<()> {
     let files = load_files(&a.files, a.limit_mib)?;
-    let data: Vec<Vec<u8>> = files.into_iter().map(|(_, d)| d).collect();
+    let n_files = files.len();
+    let mut data: Vec<Vec<u8>> = files.into_iter().map(|(_, d)| d).collect();
+    if !a.per_file {
+        data = vec![data.concat()];
+    }
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
     let mb: f64 = data.iter().map(|d| d.len() as f64).sum::<f64>() / 1e6;
-    println!("{} files, {mb:.1} MB, {threads} threads", data.len());
+    println!(
+        "{n_files} files, {mb:.1} MB, {} stream{}, {threads} threads",
+        data.len(),
+        if data.len() == 1 { "" } else { "s" }
+    );
     let mut rows = Vec::new();
     for algo in &a.algos {
         if algo == "mpc" && a.block_bytes.is_none_or(|b| b == 32) {
