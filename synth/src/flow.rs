@@ -73,6 +73,8 @@ pub struct Options {
     pub sta: bool,
     /// Per-block attribution (a second run with block boundaries kept).
     pub blocks: bool,
+    /// ABC script of the technology mapping.
+    pub abc: AbcScript,
 }
 
 impl Options {
@@ -80,12 +82,44 @@ impl Options {
         depth: true,
         sta: true,
         blocks: true,
+        abc: AbcScript::Default,
     };
     pub const AREA_ONLY: Options = Options {
         depth: false,
         sta: false,
         blocks: false,
+        abc: AbcScript::Default,
     };
+}
+
+/// The ABC script `abc -liberty` maps with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AbcScript {
+    /// Yosys' default: `strash; &get -n; &fraig -x; &put; scorr; dc2;
+    /// dretime; strash; &get -n; &dch -f; &nf; &put`.
+    Default,
+    /// The default without SAT sweeping (`&fraig -x`, `scorr`): for units
+    /// whose candidate equivalences random simulation cannot refute (DF-MAN
+    /// selects its zero-filled copy under a condition random patterns almost
+    /// never meet), where the sweep runs for tens of minutes.
+    NoSweep,
+}
+
+impl AbcScript {
+    /// Arguments after `abc -liberty LIB`.
+    pub fn yosys_args(self) -> &'static str {
+        match self {
+            AbcScript::Default => "",
+            AbcScript::NoSweep => " -script +strash;dc2;dretime;strash;&get,-n;&dch,-f;&nf;&put",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AbcScript::Default => "default",
+            AbcScript::NoSweep => "no-sweep",
+        }
+    }
 }
 
 /// Which unit, for the stage -> block mapping.
@@ -315,7 +349,11 @@ pub fn run_unit(
         s,
         "dffunmap\ntee -q -o cmos.txt stat -tech cmos\ndesign -load gen"
     );
-    let _ = writeln!(s, "dfflibmap -liberty {l}\nabc -liberty {l}\nopt_clean\nrename -enumerate -pattern ff_% t:DFF*");
+    let _ = writeln!(
+        s,
+        "dfflibmap -liberty {l}\nabc -liberty {l}{}\nopt_clean\nrename -enumerate -pattern ff_% t:DFF*",
+        opts.abc.yosys_args()
+    );
     let _ = writeln!(
         s,
         "tee -q -o area.txt stat -liberty {l}\nwrite_json mapped.json"

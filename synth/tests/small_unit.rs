@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use golden::mpc::ModelSet;
 use hdl::mpc::{compressor, Unit};
-use synth::flow::{self, Options, UnitKind};
+use synth::flow::{self, AbcScript, Options, UnitKind};
 use synth::liberty::Liberty;
 
 fn root() -> PathBuf {
@@ -42,6 +42,7 @@ fn one_predictor_compressor_synthesises() {
         depth: true,
         sta: flow::have_tool("sta"),
         blocks: true,
+        abc: AbcScript::Default,
     };
     let r = flow::run_unit(
         &v,
@@ -113,4 +114,25 @@ fn one_predictor_compressor_synthesises() {
     assert_eq!(back["rtl_flop_bits"].as_u64(), Some(reg_bits));
     let md = synth::report::unit_markdown(&r, None);
     assert!(md.contains("NAND2-equivalent gates"));
+    // The mapping without SAT sweeping gives the same flops and a
+    // comparable logic area.
+    let quick = flow::run_unit(
+        &v,
+        "mpc_compressor",
+        UnitKind::Compressor,
+        &lib,
+        &dir.join("synth-no-sweep"),
+        Options {
+            abc: AbcScript::NoSweep,
+            ..Options::AREA_ONLY
+        },
+    )
+    .expect("no-sweep flow runs");
+    assert_eq!(quick.flops, r.flops);
+    assert!(
+        quick.comb_nand2 > 0.7 * r.comb_nand2 && quick.comb_nand2 < 1.5 * r.comb_nand2,
+        "no-sweep logic {} vs default {}",
+        quick.comb_nand2,
+        r.comb_nand2
+    );
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use synth::flow::{self, Options, UnitKind};
+use synth::flow::{self, AbcScript, Options, UnitKind};
 use synth::liberty::Liberty;
 
 #[derive(Parser)]
@@ -28,6 +28,17 @@ struct Cli {
     /// Only these modules (default: every module in files.f).
     #[arg(long = "unit")]
     units: Vec<String>,
+    /// ABC mapping script: Yosys' default, or the same without SAT sweeping
+    /// (`no-sweep`, for units where the sweep does not finish; see
+    /// docs/hw/synthesis.md).
+    #[arg(long, value_enum, default_value = "default")]
+    abc: Abc,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Abc {
+    Default,
+    NoSweep,
 }
 
 fn main() -> Result<()> {
@@ -56,18 +67,27 @@ fn main() -> Result<()> {
         .filter(|u| cli.units.is_empty() || cli.units.contains(u))
         .collect();
     let lib = Liberty::load(&flow::find_liberty(cli.liberty.as_deref())?)?;
-    let opts = if cli.full {
+    let mut opts = if cli.full {
         Options::FULL
     } else {
         Options::AREA_ONLY
     };
+    opts.abc = match cli.abc {
+        Abc::Default => AbcScript::Default,
+        Abc::NoSweep => AbcScript::NoSweep,
+    };
     let out = cli.rtl.join("synth");
+    let suffix = match opts.abc {
+        AbcScript::Default => String::new(),
+        other => format!("-{}", other.name()),
+    };
     let mut md = format!(
-        "# Synthesis report: {}\n\nLiberty `{}`; NAND2-eq unit `{}`. Flow: docs/hw/synthesis.md.\n\n\
+        "# Synthesis report: {}\n\nLiberty `{}`; NAND2-eq unit `{}`; ABC script `{}`. Flow: docs/hw/synthesis.md.\n\n\
          | unit | NAND2-eq total | flops | flop NAND2-eq | logic NAND2-eq | cells | levels (2-in gates, ABC delay) | STA arrival (ns) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
         cli.rtl.display(),
         lib.path.display(),
-        lib.nand2.0
+        lib.nand2.0,
+        opts.abc.name()
     );
     for top in &units {
         let kind = if top.contains("decompressor") {
@@ -76,8 +96,15 @@ fn main() -> Result<()> {
             UnitKind::Compressor
         };
         let v = cli.rtl.join(format!("{top}.v"));
-        let r = flow::run_unit(&v, top, kind, &lib, &out.join(top), opts)
-            .with_context(|| format!("synthesising {}", v.display()))?;
+        let r = flow::run_unit(
+            &v,
+            top,
+            kind,
+            &lib,
+            &out.join(format!("{top}{suffix}")),
+            opts,
+        )
+        .with_context(|| format!("synthesising {}", v.display()))?;
         let line = format!(
             "| {top} | {:.0} | {} | {:.0} | {:.0} | {} | {} | {} |",
             r.nand2_eq,
@@ -102,9 +129,9 @@ fn main() -> Result<()> {
     }
     std::fs::create_dir_all(&out)?;
     let name = if cli.units.is_empty() {
-        "report.md".to_string()
+        format!("report{suffix}.md")
     } else {
-        format!("report-{}.md", cli.units.join("-"))
+        format!("report-{}{suffix}.md", cli.units.join("-"))
     };
     std::fs::write(out.join(&name), &md)?;
     println!("wrote {}", out.join(&name).display());
