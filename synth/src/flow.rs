@@ -98,7 +98,8 @@ pub enum AbcScript {
     /// Yosys' default: `strash; &get -n; &fraig -x; &put; scorr; dc2;
     /// dretime; strash; &get -n; &dch -f; &nf; &put`.
     Default,
-    /// The default without SAT sweeping (`&fraig -x`, `scorr`): for units
+    /// The default without SAT sweeping (`&fraig -x`, `scorr`), for the area
+    /// mapping and the depth and block runs alike: for units
     /// whose candidate equivalences random simulation cannot refute (DF-MAN
     /// selects its zero-filled copy under a condition random patterns almost
     /// never meet), where the sweep runs for tens of minutes.
@@ -110,7 +111,10 @@ impl AbcScript {
     pub fn yosys_args(self) -> &'static str {
         match self {
             AbcScript::Default => "",
-            AbcScript::NoSweep => " -script +strash;dc2;dretime;strash;&get,-n;&dch,-f;&nf;&put",
+            // `{D}` is Yosys' delay target (`-D n`, or nothing)
+            AbcScript::NoSweep => {
+                " -script +strash;dc2;dretime;strash;&get,-n;&dch,-f;&nf,{D};&put"
+            }
         }
     }
 
@@ -367,7 +371,11 @@ pub fn run_unit(
     }
     if opts.depth {
         for (name, d) in [("gates_area", ""), ("gates_delay", " -D 1")] {
-            let _ = writeln!(s, "design -load gen\nabc -g AND,NAND,OR,NOR,XOR,XNOR{d}\nopt_clean\nwrite_json {name}.json");
+            let _ = writeln!(
+                s,
+                "design -load gen\nabc -g AND,NAND,OR,NOR,XOR,XNOR{d}{}\nopt_clean\nwrite_json {name}.json",
+                opts.abc.yosys_args()
+            );
         }
     }
     yosys(dir, "synth.ys", &s)?;
@@ -452,7 +460,7 @@ pub fn run_unit(
 
     // Per block.
     let (blocks, blocks_run_nand2) = if opts.blocks {
-        blocks(verilog, top, kind, lib, dir, &nl)?
+        blocks(verilog, top, kind, lib, dir, &nl, opts.abc)?
     } else {
         (Vec::new(), None)
     };
@@ -489,6 +497,7 @@ fn blocks(
     lib: &Liberty,
     dir: &Path,
     flat: &Netlist,
+    abc: AbcScript,
 ) -> Result<(Vec<BlockRow>, Option<f64>), SynthError> {
     let nand2 = lib.nand2.1;
     let bounds = kind.boundaries();
@@ -519,8 +528,9 @@ fn blocks(
         let keep: String = bounds.iter().map(|(p, _)| format!(" w:{p}*")).collect();
         let s = format!(
             "read_liberty -lib {l}\nread_verilog {}\nhierarchy -check -top {top}\nsetattr -set keep 1{keep}\nsynth -flatten -top {top}\n\
-             dfflibmap -liberty {l}\nabc -liberty {l}\nopt_clean\nwrite_json blocks.json\n",
-            abs(verilog)
+             dfflibmap -liberty {l}\nabc -liberty {l}{}\nopt_clean\nwrite_json blocks.json\n",
+            abs(verilog),
+            abc.yosys_args()
         );
         yosys(dir, "blocks.ys", &s)?;
         let nl = Netlist::load(&dir.join("blocks.json"), top)?;

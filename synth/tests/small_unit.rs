@@ -114,8 +114,9 @@ fn one_predictor_compressor_synthesises() {
     assert_eq!(back["rtl_flop_bits"].as_u64(), Some(reg_bits));
     let md = synth::report::unit_markdown(&r, None);
     assert!(md.contains("NAND2-equivalent gates"));
-    // The mapping without SAT sweeping gives the same flops and a
-    // comparable logic area.
+    // The mapping without SAT sweeping gives the same flops, a comparable
+    // logic area, and depth runs (which pass Yosys' delay target through
+    // the custom script).
     let quick = flow::run_unit(
         &v,
         "mpc_compressor",
@@ -124,6 +125,7 @@ fn one_predictor_compressor_synthesises() {
         &dir.join("synth-no-sweep"),
         Options {
             abc: AbcScript::NoSweep,
+            depth: true,
             ..Options::AREA_ONLY
         },
     )
@@ -135,4 +137,12 @@ fn one_predictor_compressor_synthesises() {
         quick.comb_nand2,
         r.comb_nand2
     );
+    for s in ["stage 1", "stage 2", "stage 3"] {
+        let row = quick
+            .stages
+            .iter()
+            .find(|x| x.stage == s)
+            .expect("stage row");
+        assert!(row.levels_gates_delay > 0, "{s}: {row:?}");
+    }
 }
