@@ -73,8 +73,8 @@ pub const SLICE_WRITER_SLACK: usize = 8;
 /// 8-byte stores: `put` only shifts into a 64-bit register, `flush` stores
 /// it. The caller flushes at least every 56 bits; the slice must hold
 /// [`SLICE_WRITER_SLACK`] bytes past the last bit written. Bits before the
-/// start position in its byte are kept; bytes after the last bit written
-/// hold zeros up to the next 8-byte boundary of the last store.
+/// start position in its byte are kept; after the last bit written the
+/// last store leaves zeros up to its own end (8 bytes from where it began).
 #[derive(Debug)]
 pub struct SliceWriter<'a> {
     buf: &'a mut [u8],

@@ -172,6 +172,31 @@ fn window_boundaries() {
     }
 }
 
+/// Chunks whose bit count could overflow the frame's 32-bit field are
+/// refused before anything is written.
+#[test]
+fn oversized_chunks_are_a_clear_error() {
+    let c = open_codec("mpc", Some(&model()), None).expect("mpc");
+    let opts = CompressOptions {
+        chunk_blocks: u32::MAX / 64,
+        engine: Engine::Single,
+        window: 1,
+        original_len: None,
+    };
+    let mut out = Vec::new();
+    let e = compress(
+        c.as_ref(),
+        Cursor::new(&[0u8; 64][..]),
+        &mut out,
+        &opts,
+        &|_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(e, BulkError::Config(_)), "{e}");
+    assert!(e.to_string().contains("fewer blocks per chunk"), "{e}");
+    assert!(out.is_empty());
+}
+
 /// Flip one byte anywhere: decompression fails (never wrong data); inside a
 /// chunk the error names that chunk.
 #[test]

@@ -128,3 +128,22 @@ proptest! {
         prop_assert_eq!(MpcCodec::new(&set).decompress(&bytes, c.len as usize), r);
     }
 }
+
+/// A start position at or past the end of the bits (up to `usize::MAX`)
+/// is the empty input, with the reference's error, on every kernel.
+#[test]
+fn positions_past_the_end_read_nothing() {
+    let set =
+        ModelSet::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/default"))
+            .expect("models/default");
+    let want = decompress_prefix(&[], 10, &set);
+    assert!(want.is_err());
+    for codec in [
+        MpcCodec::new(&set),
+        MpcCodec::with_kernel(&set, Kernel::Scalar),
+    ] {
+        for pos in [32, 33, 1000, usize::MAX - 1, usize::MAX] {
+            assert_eq!(codec.decompress_at(&[0xff; 4], pos, 10), want, "pos {pos}");
+        }
+    }
+}

@@ -8,8 +8,10 @@
 //! that is about 12 MiB whatever the input size.
 //!
 //! Parallelism: the chunks of a window are coded with `par_iter` on the
-//! current rayon pool (work stealing) and written in order; the calling
-//! thread joins the pool once its writing and reading are done.
+//! current rayon pool (work stealing) and written in order. Writing and
+//! reading run beside the coding through `rayon::join`: called inside the
+//! pool (as the CLI does, with `pool.install`), on the calling thread,
+//! which then helps code; called from outside, on a pool thread.
 
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 
@@ -152,7 +154,8 @@ fn write_chunks<W: Write>(
 }
 
 /// Compress `input` into a container written to `out`. `progress` is
-/// called with the input bytes done after each window.
+/// called with the input bytes coded after each window (the writing runs
+/// one window behind).
 pub fn compress<R: Read + Send, W: Write + Send>(
     codec: &dyn BulkCodec,
     mut input: R,
@@ -167,6 +170,14 @@ pub fn compress<R: Read + Send, W: Write + Send>(
     }
     let header = header_for(codec, opts);
     let width = header.len_width;
+    // a chunk's bit count travels as 32 bits
+    let worst = opts.chunk_blocks as u64 * (codec.max_bits() as u64 + width as u64);
+    if worst > u32::MAX as u64 {
+        return Err(BulkError::Config(format!(
+            "chunks of {} blocks could need {worst} bits, more than a chunk frame counts (2^32 - 1); use fewer blocks per chunk",
+            opts.chunk_blocks
+        )));
+    }
     let bb = codec.block_bytes();
     let cb = bb * opts.chunk_blocks as usize;
     let win = cb * opts.window;

@@ -69,7 +69,7 @@ pub struct RunArgs {
     /// ~/.config/mpcgen/calibration.toml).
     #[arg(long)]
     calibration: Option<PathBuf>,
-    /// Chunks coded per window (memory: 2 x window x chunk).
+    /// Chunks coded per window (memory: about 3 x window x chunk).
     #[arg(long, default_value_t = DEFAULT_WINDOW)]
     window: usize,
     /// No progress bar.

@@ -77,7 +77,8 @@ impl Kernel {
 
 /// Bytes [`MpcCodec::compress_into`] may touch from the byte holding its
 /// first bit: the longest attempt (7 bits before it in that byte, an 8-bit
-/// header, 16 default codes: 295 bits) plus the 8-byte stores.
+/// header, 16 default codes: 287 bits, so its last store ends by byte 43)
+/// with room to spare.
 pub const WRITE_BYTES: usize = 48;
 
 /// A model set prepared for fast compression and decompression.
@@ -329,7 +330,12 @@ impl MpcCodec {
         pos: usize,
         avail: usize,
     ) -> Result<([u8; BLOCK_BYTES], usize), DecodeError> {
-        let end = pos + avail.min((src.len() * 8).saturating_sub(pos));
+        let total = src.len() * 8;
+        if pos >= total {
+            // nothing to read (and no position arithmetic near usize::MAX)
+            return self.decode_careful(src, pos, 0);
+        }
+        let end = pos + avail.min(total - pos);
         let fast = match self.kernel {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Avx2` is only selected when the CPU has its features.

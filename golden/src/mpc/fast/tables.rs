@@ -47,7 +47,20 @@ pub(crate) struct PredictorTables {
 }
 
 impl PredictorTables {
+    /// Tables of a predictor that satisfies the model-file invariants
+    /// (`docs/spec/model-format.md`, enforced by the loader): the reorder
+    /// is a permutation, bases form trees, shifts are within -7..=7.
     pub fn new(p: &Predictor) -> Self {
+        debug_assert!(
+            {
+                let mut seen = [false; STREAM_BITS];
+                p.reorder
+                    .iter()
+                    .all(|&n| !std::mem::replace(&mut seen[n as usize], true))
+            },
+            "predictor {}: reorder is not a permutation",
+            p.name
+        );
         let mut fwd_src = [0u16; STREAM_BITS];
         let mut inv_src = [0u16; STREAM_BITS];
         for (o, &n) in p.reorder.iter().enumerate() {
@@ -63,15 +76,21 @@ impl PredictorTables {
         let mut pred_mul = [1u16 << 8; BLOCK_BYTES];
         for (j, r) in rules.iter().enumerate() {
             if let Some((b, k)) = *r {
+                debug_assert!((-7..=7).contains(&k), "predictor {}: shift {k}", p.name);
                 pred_base[j] = b;
                 pred_mul[j] = 1u16 << (8 + k as i32);
             }
         }
+        // a chain longer than the block would be a cycle (bounded anyway)
         let depth_of = |mut i: usize| {
             let mut d = 0;
             while let ByteRule::Base { base, .. } = p.bytes[i] {
                 i = base as usize;
                 d += 1;
+                debug_assert!(d <= BLOCK_BYTES, "predictor {}: bases form a cycle", p.name);
+                if d > BLOCK_BYTES {
+                    break;
+                }
             }
             d
         };
