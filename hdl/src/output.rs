@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ir::{write_files, VerilogFile};
+use crate::ir::{write_files, IrError, Module, VerilogFile};
 
 /// Write `files`, `files.f` and `params.json` into `out_dir` (created if
 /// needed) and return the written paths; on failure, the path that could not
@@ -21,4 +21,17 @@ pub fn write_unit_dir(
         paths.push(p);
     }
     Ok(paths)
+}
+
+/// The Verilog of built modules, in order, each with its submodules and
+/// `header` (shared by the MPC, BDI and DPC generators).
+pub fn emit_modules(
+    modules: impl IntoIterator<Item = Result<Module, IrError>>,
+    header: &[String],
+) -> Result<Vec<VerilogFile>, IrError> {
+    let mut files = Vec::new();
+    for m in modules {
+        files.extend(m?.emit_hierarchy(header)?);
+    }
+    Ok(files)
 }

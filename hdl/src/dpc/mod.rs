@@ -103,11 +103,10 @@ pub fn generate(
     units: &[Unit],
     header: &[String],
 ) -> Result<Vec<VerilogFile>, GenError> {
-    let mut files = Vec::new();
-    for &u in units {
-        files.extend(build(p, u)?.emit_hierarchy(header)?);
-    }
-    Ok(files)
+    Ok(crate::output::emit_modules(
+        units.iter().map(|&u| build(p, u)),
+        header,
+    )?)
 }
 
 /// `params.json` for testbenches.

@@ -76,15 +76,13 @@ pub fn generate(
     units: &[Unit],
     header: &[String],
 ) -> Result<Vec<VerilogFile>, GenError> {
-    let mut files = Vec::new();
-    for u in units {
-        let module = match u {
-            Unit::Compressor => compressor::build(set)?,
-            Unit::Decompressor => decompressor::build(set)?,
-        };
-        files.extend(module.emit_hierarchy(header)?);
-    }
-    Ok(files)
+    Ok(crate::output::emit_modules(
+        units.iter().map(|u| match u {
+            Unit::Compressor => compressor::build(set),
+            Unit::Decompressor => decompressor::build(set),
+        }),
+        header,
+    )?)
 }
 
 /// `params.json`: what a testbench needs to know about the generated units.
