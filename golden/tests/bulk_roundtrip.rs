@@ -193,7 +193,7 @@ fn oversized_chunks_are_a_clear_error() {
     )
     .unwrap_err();
     assert!(matches!(e, BulkError::Config(_)), "{e}");
-    assert!(e.to_string().contains("fewer blocks per chunk"), "{e}");
+    assert!(e.to_string().contains("at most 16777216 bytes"), "{e}");
     assert!(out.is_empty());
 }
 

@@ -5,6 +5,8 @@
 
 #[path = "mpc/bulk_cli.rs"]
 mod bulk_cli;
+#[path = "mpc/output.rs"]
+mod output;
 
 use std::path::{Path, PathBuf};
 

@@ -116,8 +116,10 @@ impl BitSink {
 /// [`extract`] can use unaligned 8-byte loads.
 pub const EXTRACT_PAD: usize = 16;
 
-/// Widest block [`extract`] handles, in bytes.
-pub const EXTRACT_MAX: usize = 528;
+/// Widest compressed block [`extract`] handles, in bytes: a raw block of
+/// [`MAX_BLOCK_BYTES`](super::format::MAX_BLOCK_BYTES) plus its header
+/// bits, rounded up to whole 8-byte words.
+pub const EXTRACT_MAX: usize = 1040;
 
 /// Copy `nbits` (<= 8 * EXTRACT_MAX) bits starting at bit `pos` of `src` into `dst`,
 /// re-aligned to bit 0; bits past `nbits` are zero. `src` must hold

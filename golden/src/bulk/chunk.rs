@@ -79,17 +79,14 @@ fn corrupt(pos: ChunkPos, what: String) -> BulkError {
     }
 }
 
-/// Decode blocks `0..=last` of a chunk, calling `emit(i, block)` for each
-/// block `i >= first`. When `last` is the final block the whole payload
-/// must be used exactly.
+/// Decode every block of a chunk in order, calling `emit(block)` for each.
+/// The blocks must use the whole payload exactly.
 fn walk(
     codec: &dyn BulkCodec,
     width: u8,
     c: &StoredChunk<'_>,
     pos: ChunkPos,
-    first: usize,
-    last: usize,
-    mut emit: impl FnMut(usize, &[u8]),
+    mut emit: impl FnMut(&[u8]),
 ) -> Result<(), BulkError> {
     let bb = codec.block_bytes();
     let max = codec.max_bits();
@@ -109,7 +106,7 @@ fn walk(
     };
     if codec.self_delimiting() {
         let mut at = 0usize;
-        for i in 0..=last {
+        for i in 0..c.blocks {
             let avail = (c.bits - at).min(max);
             if avail == 0 {
                 return Err(corrupt(
@@ -124,11 +121,9 @@ fn walk(
                 return Err(block_err(i, "empty block".into()));
             }
             at += used;
-            if i >= first {
-                emit(i, out);
-            }
+            emit(out);
         }
-        if last + 1 == c.blocks && at != c.bits {
+        if at != c.bits {
             return Err(corrupt(
                 pos,
                 format!("{} bits left over after the last block", c.bits - at),
@@ -144,53 +139,43 @@ fn walk(
             ));
         }
         let mut at = table;
-        let mut lens_total = 0usize;
         for i in 0..c.blocks {
             let len = read_field(c.padded, i * w, width as u32) as usize;
             if len > max {
                 return Err(block_err(i, format!("length {len} exceeds {max} bits")));
             }
-            lens_total += len;
-            if i < first {
-                at += len;
-                continue;
+            if at + len > c.bits {
+                return Err(corrupt(pos, format!("block {i} runs past the payload")));
             }
-            if i <= last {
-                if at + len > c.bits {
-                    return Err(corrupt(pos, format!("block {i} runs past the payload")));
-                }
-                extract(c.padded, at, len, &mut tmp);
-                codec
-                    .decompress_block(&tmp[..len.div_ceil(8)], len, out)
-                    .map_err(|m| block_err(i, m))?;
-                emit(i, out);
-                at += len;
-            }
+            extract(c.padded, at, len, &mut tmp);
+            codec
+                .decompress_block(&tmp[..len.div_ceil(8)], len, out)
+                .map_err(|m| block_err(i, m))?;
+            emit(out);
+            at += len;
         }
-        if table + lens_total != c.bits {
+        if at != c.bits {
             return Err(corrupt(
                 pos,
-                format!(
-                    "lengths sum to {} bits, the chunk holds {}",
-                    table + lens_total,
-                    c.bits
-                ),
+                format!("lengths sum to {at} bits, the chunk holds {}", c.bits),
             ));
         }
     }
     Ok(())
 }
 
-/// Decode a whole chunk into `out` (`blocks * block_bytes` bytes).
+/// Decode a whole chunk into `out` (cleared first; `blocks * block_bytes`
+/// bytes afterwards). `out` grows only as blocks decode, so a frame that
+/// claims many blocks costs memory only for the blocks its bits really
+/// hold.
 pub fn decode_chunk(
     codec: &dyn BulkCodec,
     width: u8,
     c: &StoredChunk<'_>,
     pos: ChunkPos,
-    out: &mut [u8],
+    out: &mut Vec<u8>,
 ) -> Result<(), BulkError> {
-    let bb = codec.block_bytes();
-    debug_assert_eq!(out.len(), c.blocks * bb);
+    out.clear();
     if c.blocks == 0 {
         return Ok(());
     }
@@ -200,31 +185,5 @@ pub fn decode_chunk(
             "stored bytes shorter than its bit count".into(),
         ));
     }
-    walk(codec, width, c, pos, 0, c.blocks - 1, |i, b| {
-        out[i * bb..(i + 1) * bb].copy_from_slice(b)
-    })
-}
-
-/// Decode block `i` of a chunk into `out`.
-pub fn decode_block(
-    codec: &dyn BulkCodec,
-    width: u8,
-    c: &StoredChunk<'_>,
-    pos: ChunkPos,
-    i: usize,
-    out: &mut [u8],
-) -> Result<(), BulkError> {
-    if i >= c.blocks {
-        return Err(corrupt(
-            pos,
-            format!("has {} blocks, not {}", c.blocks, i + 1),
-        ));
-    }
-    if c.padded.len() < c.bits.div_ceil(8) + EXTRACT_PAD {
-        return Err(corrupt(
-            pos,
-            "stored bytes shorter than its bit count".into(),
-        ));
-    }
-    walk(codec, width, c, pos, i, i, |_, b| out.copy_from_slice(b))
+    walk(codec, width, c, pos, |b| out.extend_from_slice(b))
 }

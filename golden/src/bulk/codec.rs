@@ -11,6 +11,8 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::bits::{extract, BitSink, EXTRACT_MAX};
+use super::format::MAX_BLOCK_BYTES;
+use super::stream::check_limits;
 use super::BulkError;
 use crate::baselines::{Bdi, BlockCodec, Bpc, CPack, Fpc};
 use crate::dpc::{Dpc, DpcParams};
@@ -230,8 +232,57 @@ pub const ALGOS: &[&str] = &["mpc", "bdi", "fpc", "cpack", "bpc", "magbdi", "dpc
 
 /// Open a codec by name. `model` is the model set (MPC); `block_bytes`
 /// the block size (default: 32 for MPC and the word-based baselines, 128
-/// for MAG-aware BDI and DPC, as in their papers).
+/// for MAG-aware BDI and DPC, as in their papers). A codec whose blocks the
+/// container cannot hold is refused here, so nothing is written that could
+/// not be read back.
 pub fn open_codec(
+    algo: &str,
+    model: Option<&Path>,
+    block_bytes: Option<usize>,
+) -> Result<Box<dyn BulkCodec>, BulkError> {
+    let c = open_unchecked(algo, model, block_bytes).map_err(|e| match (e, block_bytes) {
+        (BulkError::Config(why), Some(bb)) if algo != "mpc" => BulkError::Config(format!(
+            "{algo} with --block-bytes {bb}: {why}{}",
+            block_size_hint(algo)
+        )),
+        (e, _) => e,
+    })?;
+    check_limits(c.as_ref())?;
+    Ok(c)
+}
+
+/// What the bulk layer fixes for `algo` and which block sizes it takes.
+fn block_size_hint(algo: &str) -> String {
+    let sizes = block_sizes(algo);
+    let list = match sizes.as_slice() {
+        [] => "none".to_string(),
+        [a, b] => format!("{a} or {b}"),
+        [a, .., z] if sizes.windows(2).all(|w| w[1] - w[0] == 32) => {
+            format!("{a} to {z} in steps of 32")
+        }
+        _ => format!("{sizes:?}"),
+    };
+    let fixed = match algo {
+        "magbdi" => " (the bulk codec uses a 32-byte memory access granularity and 4-byte base, as in the paper)",
+        "dpc" => " (the bulk codec uses 4-byte segments and 32-byte sectors, as in the paper)",
+        _ => "",
+    };
+    format!("; block sizes{fixed}: {list}")
+}
+
+/// Every block size `algo` takes in the bulk layer (MPC: 32), ascending.
+pub fn block_sizes(algo: &str) -> Vec<usize> {
+    if algo == "mpc" {
+        return vec![BLOCK_BYTES];
+    }
+    (1..=MAX_BLOCK_BYTES as usize)
+        .filter(|&bb| {
+            open_unchecked(algo, None, Some(bb)).is_ok_and(|c| check_limits(c.as_ref()).is_ok())
+        })
+        .collect()
+}
+
+fn open_unchecked(
     algo: &str,
     model: Option<&Path>,
     block_bytes: Option<usize>,

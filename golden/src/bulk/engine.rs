@@ -150,6 +150,11 @@ pub fn calibrate(
     if sample.is_empty() {
         return Err(BulkError::Config("calibration needs sample data".into()));
     }
+    if reps == 0 {
+        return Err(BulkError::Config(
+            "calibration needs at least one timing repetition".into(),
+        ));
+    }
     let mut rows = Vec::new();
     for &size in sizes {
         let data: Vec<u8> = sample.iter().copied().cycle().take(size).collect();

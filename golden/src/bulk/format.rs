@@ -18,15 +18,25 @@ pub const TRAILER_BYTES: usize = 32;
 pub const TRAILER_MAGIC: [u8; 4] = *b"GMCE";
 /// Original length field value when unknown at write time (stdin).
 pub const UNKNOWN_LEN: u64 = u64::MAX;
+/// Largest block a container may hold, in bytes (the largest any codec of
+/// the bulk layer accepts: 1024-byte DPC blocks).
+pub const MAX_BLOCK_BYTES: u32 = 1024;
+/// Largest chunk (blocks per chunk times block size) a container may hold:
+/// 16 MiB. Bounds what one chunk costs a reader whatever its header says.
+pub const MAX_CHUNK_BYTES: u64 = 16 << 20;
 
+// Callers check lengths first; a short slice reads as zeros, never panics.
 fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
+    let v = b.get(at..at + 2).and_then(|s| s.try_into().ok());
+    u16::from_le_bytes(v.unwrap_or([0; 2]))
 }
 fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
+    let v = b.get(at..at + 4).and_then(|s| s.try_into().ok());
+    u32::from_le_bytes(v.unwrap_or([0; 4]))
 }
 fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
+    let v = b.get(at..at + 8).and_then(|s| s.try_into().ok());
+    u64::from_le_bytes(v.unwrap_or([0; 8]))
 }
 
 pub fn crc32(parts: &[&[u8]]) -> u32 {
@@ -114,11 +124,45 @@ impl Header {
             self_delimiting: flags & FLAG_SELF_DELIMITING != 0,
             len_width: b[76],
         };
-        if h.block_bytes == 0 || h.chunk_blocks == 0 || h.len_width > 32 {
+        if flags & !FLAG_SELF_DELIMITING != 0 {
             return Err(BulkError::HeaderCorrupt(format!(
-                "block size {} bytes, {} blocks a chunk, length width {}",
-                h.block_bytes, h.chunk_blocks, h.len_width
+                "unknown flags {flags:#06x} (this build knows bit 0 only)"
             )));
+        }
+        if !h.algo.bytes().all(|c| c.is_ascii_alphanumeric()) || h.algo.is_empty() {
+            return Err(BulkError::HeaderCorrupt(format!(
+                "algorithm name {:?} is not ASCII letters and digits",
+                h.algo
+            )));
+        }
+        if h.block_bytes == 0 || h.block_bytes > MAX_BLOCK_BYTES {
+            return Err(BulkError::HeaderCorrupt(format!(
+                "block size {} bytes (1..={MAX_BLOCK_BYTES})",
+                h.block_bytes
+            )));
+        }
+        if h.chunk_blocks == 0 || h.chunk_bytes() > MAX_CHUNK_BYTES {
+            return Err(BulkError::HeaderCorrupt(format!(
+                "{} blocks a chunk of {}-byte blocks (chunks hold at least one block and at most \
+                 {MAX_CHUNK_BYTES} bytes)",
+                h.chunk_blocks, h.block_bytes
+            )));
+        }
+        if h.len_width > 32 || (h.self_delimiting && h.len_width != 0) {
+            return Err(BulkError::HeaderCorrupt(format!(
+                "length-field width {} {}",
+                h.len_width,
+                if h.self_delimiting {
+                    "with self-delimiting blocks (must be 0)"
+                } else {
+                    "(at most 32)"
+                }
+            )));
+        }
+        if b[77..80] != [0, 0, 0] {
+            return Err(BulkError::HeaderCorrupt(
+                "reserved bytes 77..80 are not 0".into(),
+            ));
         }
         Ok(h)
     }
@@ -202,11 +246,24 @@ pub fn index_bytes(entries: &[IndexEntry], original_len: u64) -> Vec<u8> {
 }
 
 /// Parse index entries (`body` is everything after the 20-byte index head
-/// up to and including the CRC; `head` the 20 bytes).
+/// up to and including the CRC; `head` the 20 bytes). Any slice lengths are
+/// accepted: wrong ones are errors, never panics.
 pub fn parse_index(head: &[u8], body: &[u8]) -> Result<(Vec<IndexEntry>, u64), BulkError> {
+    if head.len() != INDEX_HEAD_BYTES {
+        return Err(BulkError::IndexCorrupt(format!(
+            "index head of {} bytes, not {INDEX_HEAD_BYTES}",
+            head.len()
+        )));
+    }
+    if u32_at(head, 0) != INDEX_MARKER {
+        return Err(BulkError::IndexCorrupt("no index marker".into()));
+    }
     let count = u64_at(head, 4);
     let original_len = u64_at(head, 12);
-    if body.len() as u64 != count * INDEX_ENTRY_BYTES as u64 + 4 {
+    let want = count
+        .checked_mul(INDEX_ENTRY_BYTES as u64)
+        .and_then(|n| n.checked_add(4));
+    if want != Some(body.len() as u64) {
         return Err(BulkError::IndexCorrupt(format!(
             "{} bytes for {count} entries",
             body.len()
@@ -228,7 +285,7 @@ pub fn parse_index(head: &[u8], body: &[u8]) -> Result<(Vec<IndexEntry>, u64), B
 }
 
 /// Index entry count held by an index head (20 bytes).
-pub fn index_count(head: &[u8]) -> u64 {
+pub fn index_count(head: &[u8; INDEX_HEAD_BYTES]) -> u64 {
     u64_at(head, 4)
 }
 

@@ -7,6 +7,12 @@
 //! index (16 bytes a chunk). With 64 KiB chunks and a window of 32 chunks
 //! that is about 12 MiB whatever the input size.
 //!
+//! Hostile input: every buffer a reader fills from a container grows only
+//! as bytes arrive or blocks decode, within the limits of
+//! [`format::MAX_CHUNK_BYTES`](super::format::MAX_CHUNK_BYTES) and
+//! [`MAX_WINDOW_BYTES`]; no allocation is sized by a number read from the
+//! container alone (`docs/spec/container.md`, "Resource bounds").
+//!
 //! Parallelism: the chunks of a window are coded with `par_iter` on the
 //! current rayon pool (work stealing) and written in order. Writing and
 //! reading run beside the coding through `rayon::join`: called inside the
@@ -17,13 +23,13 @@ use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 
 use rayon::prelude::*;
 
-use super::bits::EXTRACT_PAD;
-use super::chunk::{decode_block, decode_chunk, len_width, ChunkEncoder, ChunkPos, StoredChunk};
+use super::bits::{EXTRACT_MAX, EXTRACT_PAD};
+use super::chunk::{decode_chunk, len_width, ChunkEncoder, ChunkPos, StoredChunk};
 use super::codec::BulkCodec;
 use super::engine::Engine;
 use super::format::{
     crc32, index_bytes, index_count, parse_index, Frame, Header, IndexEntry, Trailer, FRAME_BYTES,
-    HEADER_BYTES, INDEX_HEAD_BYTES, INDEX_MARKER, TRAILER_BYTES,
+    HEADER_BYTES, INDEX_HEAD_BYTES, INDEX_MARKER, MAX_BLOCK_BYTES, MAX_CHUNK_BYTES, TRAILER_BYTES,
 };
 use super::BulkError;
 
@@ -31,6 +37,44 @@ use super::BulkError;
 pub const DEFAULT_CHUNK_BLOCKS: u32 = 2048;
 /// Default chunks per window.
 pub const DEFAULT_WINDOW: usize = 32;
+/// Most chunks per window.
+pub const MAX_WINDOW: usize = 4096;
+/// Most bytes of input (compress) or output (decompress) in one window;
+/// three windows are in flight. Decompression lowers its window to fit
+/// the container's chunk size.
+pub const MAX_WINDOW_BYTES: u64 = 256 << 20;
+
+/// Check that the bulk layer can write and read back what `codec`
+/// produces: the writer refuses what the reader cannot read.
+pub fn check_limits(codec: &dyn BulkCodec) -> Result<(), BulkError> {
+    let (bb, max) = (codec.block_bytes(), codec.max_bits());
+    if bb == 0 || bb > MAX_BLOCK_BYTES as usize || max > 8 * EXTRACT_MAX || max == 0 {
+        return Err(BulkError::Config(format!(
+            "{}: blocks of {bb} bytes coded in up to {max} bits; containers hold blocks of 1 to \
+             {MAX_BLOCK_BYTES} bytes coded in 1 to {} bits",
+            codec.algo(),
+            8 * EXTRACT_MAX
+        )));
+    }
+    Ok(())
+}
+
+/// Check `window` chunks per window for `chunk_bytes`-byte chunks.
+fn check_window(window: usize, chunk_bytes: u64) -> Result<(), BulkError> {
+    if !(1..=MAX_WINDOW).contains(&window) {
+        return Err(BulkError::Config(format!(
+            "window of {window} chunks (1..={MAX_WINDOW})"
+        )));
+    }
+    if window as u64 * chunk_bytes > MAX_WINDOW_BYTES {
+        return Err(BulkError::Config(format!(
+            "a window of {window} chunks of {chunk_bytes} bytes holds {} bytes, more than \
+             {MAX_WINDOW_BYTES}; use a smaller window or smaller chunks",
+            window as u64 * chunk_bytes
+        )));
+    }
+    Ok(())
+}
 
 #[derive(Clone, Debug)]
 pub struct CompressOptions {
@@ -163,11 +207,17 @@ pub fn compress<R: Read + Send, W: Write + Send>(
     opts: &CompressOptions,
     progress: &dyn Fn(u64),
 ) -> Result<Summary, BulkError> {
-    if opts.chunk_blocks == 0 || opts.window == 0 {
-        return Err(BulkError::Config(
-            "chunk size and window must be > 0".into(),
-        ));
+    check_limits(codec)?;
+    let chunk_bytes = codec.block_bytes() as u64 * opts.chunk_blocks as u64;
+    if opts.chunk_blocks == 0 || chunk_bytes > MAX_CHUNK_BYTES {
+        return Err(BulkError::Config(format!(
+            "chunks of {} blocks of {} bytes: a chunk holds at least one block and at most \
+             {MAX_CHUNK_BYTES} bytes",
+            opts.chunk_blocks,
+            codec.block_bytes()
+        )));
     }
+    check_window(opts.window, chunk_bytes)?;
     let header = header_for(codec, opts);
     let width = header.len_width;
     // a chunk's bit count travels as 32 bits
@@ -268,6 +318,7 @@ pub fn compress<R: Read + Send, W: Write + Send>(
 
 /// Check that `codec` can decode a container with `header`.
 pub fn check_codec(header: &Header, codec: &dyn BulkCodec) -> Result<(), BulkError> {
+    check_limits(codec)?;
     if header.algo != codec.algo() {
         return Err(BulkError::AlgoMismatch {
             container: header.algo.clone(),
@@ -304,11 +355,72 @@ pub fn read_header<R: Read>(input: &mut R) -> Result<Header, BulkError> {
     Header::parse(&b[..n])
 }
 
-/// Largest stored chunk a header allows (bounds what a corrupt frame can
-/// make us allocate).
+/// Largest stored chunk a header allows.
 fn max_stored(h: &Header, codec: &dyn BulkCodec) -> u64 {
     let blocks = h.chunk_blocks as u64;
     (blocks * (codec.max_bits() as u64 + h.len_width as u64)).div_ceil(8)
+}
+
+/// Check the frame read for chunk `k` on its own terms and against the
+/// header: sequence number, block count, stored bytes and bit count. Both
+/// the streaming reader and random access run it.
+fn check_frame(h: &Header, codec: &dyn BulkCodec, k: u64, f: &Frame) -> Result<(), BulkError> {
+    let bad = |what: String| Err(BulkError::ChunkCorrupt { chunk: k, what });
+    if f.chunk as u64 != k {
+        return bad(format!("frame carries sequence number {}", f.chunk));
+    }
+    if f.blocks == 0 || f.blocks > h.chunk_blocks {
+        return bad(format!(
+            "frame says {} blocks; chunks hold 1 to {}",
+            f.blocks, h.chunk_blocks
+        ));
+    }
+    if f.stored as u64 != (f.bits as u64).div_ceil(8) {
+        return bad(format!(
+            "frame says {} stored bytes for {} bits",
+            f.stored, f.bits
+        ));
+    }
+    if f.stored as u64 > max_stored(h, codec) {
+        return bad(format!(
+            "frame says {} stored bytes; chunks of {} blocks take at most {}",
+            f.stored,
+            h.chunk_blocks,
+            max_stored(h, codec)
+        ));
+    }
+    // every block takes at least one bit, or its length field
+    let min_bits = (h.len_width as u64).max(1) * f.blocks as u64;
+    if (f.bits as u64) < min_bits {
+        return bad(format!(
+            "frame says {} blocks in {} bits (at least {min_bits} needed)",
+            f.blocks, f.bits
+        ));
+    }
+    Ok(())
+}
+
+/// Read the `stored` bytes of chunk `k` into `buf` followed by
+/// [`EXTRACT_PAD`] zeros. `buf` grows as bytes arrive, never ahead of
+/// them; `pos` advances by the bytes read.
+fn read_stored<R: Read>(
+    input: &mut R,
+    k: u64,
+    stored: usize,
+    buf: &mut Vec<u8>,
+    pos: &mut u64,
+) -> Result<(), BulkError> {
+    buf.clear();
+    let got = input.take(stored as u64).read_to_end(buf)?;
+    *pos += got as u64;
+    if got < stored {
+        return Err(BulkError::ChunkTruncated {
+            chunk: k,
+            what: format!("{stored} stored bytes expected, {got} found"),
+        });
+    }
+    buf.resize(stored + EXTRACT_PAD, 0);
+    Ok(())
 }
 
 #[derive(Default)]
@@ -366,12 +478,7 @@ impl<R: Read> FrameReader<'_, R> {
             self.read_exact_or(&mut fb[4..], &trunc)?;
             let frame = Frame::parse(&fb);
             let bad = |what: String| BulkError::ChunkCorrupt { chunk: k, what };
-            if frame.chunk as u64 != k {
-                return Err(bad(format!(
-                    "frame carries sequence number {}",
-                    frame.chunk
-                )));
-            }
+            check_frame(&self.header, self.codec, k, &frame)?;
             if k > 0 && self.last_blocks != self.header.chunk_blocks {
                 return Err(BulkError::ChunkCorrupt {
                     chunk: k - 1,
@@ -381,28 +488,9 @@ impl<R: Read> FrameReader<'_, R> {
                     ),
                 });
             }
-            if frame.stored as u64 > max_stored(&self.header, self.codec)
-                || frame.blocks == 0
-                || frame.blocks > self.header.chunk_blocks
-                || frame.bits as u64 > frame.stored as u64 * 8
-            {
-                return Err(bad(format!(
-                    "frame is corrupt ({} stored bytes, {} bits, {} blocks)",
-                    frame.stored, frame.bits, frame.blocks
-                )));
-            }
             let slot = &mut slots[n];
             let stored = frame.stored as usize;
-            slot.buf.clear();
-            slot.buf.resize(stored + EXTRACT_PAD, 0);
-            let mut buf = std::mem::take(&mut slot.buf);
-            let r = self.read_exact_or(&mut buf[..stored], &|| BulkError::ChunkTruncated {
-                chunk: k,
-                what: format!("{stored} stored bytes expected"),
-            });
-            let slot = &mut slots[n];
-            slot.buf = buf;
-            r?;
+            read_stored(&mut self.input, k, stored, &mut slot.buf, &mut self.pos)?;
             // checked here, before the next frame is parsed, so that a
             // corrupt length field is reported against its own chunk
             if frame.compute_crc(&slot.buf[..stored]) != frame.crc {
@@ -460,8 +548,6 @@ fn decode_slot(
     let Some(frame) = slot.frame else {
         return Ok(());
     };
-    let bb = codec.block_bytes();
-    slot.out.resize(frame.blocks as usize * bb, 0);
     decode_chunk(
         codec,
         header.len_width,
@@ -490,7 +576,9 @@ pub fn decompress<R: Read + Send, W: Write + Send>(
 ) -> Result<Summary, BulkError> {
     let header = read_header(&mut input)?;
     check_codec(&header, codec)?;
-    let window = window.max(1);
+    check_window(window, 1)?;
+    // the chunk size comes from the container: fit the window to it
+    let window = window.min((MAX_WINDOW_BYTES / header.chunk_bytes()).max(1) as usize);
     let mut rd = FrameReader {
         input,
         header: header.clone(),
@@ -619,16 +707,33 @@ pub fn decompress<R: Read + Send, W: Write + Send>(
 }
 
 /// Random access to the blocks of a container through its chunk index.
+/// A chunk is checked exactly as the streaming reader checks it (frame,
+/// block count, checksum, every block decoding, no bits left over) before
+/// any of its blocks is returned; the last chunk read is kept decoded.
 pub struct BlockReader<R> {
     input: R,
     pub header: Header,
     pub entries: Vec<IndexEntry>,
     pub original_len: u64,
     buf: Vec<u8>,
+    /// The chunk held decoded in `decoded`.
+    chunk: Option<u64>,
+    decoded: Vec<u8>,
+}
+
+fn truncated(what: &str) -> impl Fn(std::io::Error) -> BulkError + '_ {
+    move |e| {
+        if e.kind() == ErrorKind::UnexpectedEof {
+            BulkError::Truncated(what.to_string())
+        } else {
+            BulkError::Io(e)
+        }
+    }
 }
 
 impl<R: Read + Seek> BlockReader<R> {
     /// Read the header, trailer and index; check the index is consistent.
+    /// Memory: the index (16 bytes a chunk, bounded by the file size).
     pub fn open(mut input: R) -> Result<Self, BulkError> {
         input.seek(SeekFrom::Start(0))?;
         let header = read_header(&mut input)?;
@@ -641,7 +746,9 @@ impl<R: Read + Seek> BlockReader<R> {
         }
         input.seek(SeekFrom::Start(size - TRAILER_BYTES as u64))?;
         let mut tb = [0u8; TRAILER_BYTES];
-        input.read_exact(&mut tb)?;
+        input
+            .read_exact(&mut tb)
+            .map_err(truncated("the trailer"))?;
         let t = Trailer::parse(&tb)?;
         let index_len = t
             .chunk_count
@@ -649,6 +756,7 @@ impl<R: Read + Seek> BlockReader<R> {
             .and_then(|x| x.checked_add((INDEX_HEAD_BYTES + 4) as u64));
         if index_len.and_then(|l| l.checked_add(t.index_offset))
             != Some(size - TRAILER_BYTES as u64)
+            || t.index_offset < HEADER_BYTES as u64
         {
             return Err(BulkError::IndexCorrupt(
                 "trailer points outside the container".into(),
@@ -656,9 +764,21 @@ impl<R: Read + Seek> BlockReader<R> {
         }
         input.seek(SeekFrom::Start(t.index_offset))?;
         let mut head = [0u8; INDEX_HEAD_BYTES];
-        input.read_exact(&mut head)?;
+        input
+            .read_exact(&mut head)
+            .map_err(truncated("in the chunk index"))?;
+        if index_count(&head) != t.chunk_count {
+            return Err(BulkError::IndexCorrupt(format!(
+                "lists {} chunks, the trailer says {}",
+                index_count(&head),
+                t.chunk_count
+            )));
+        }
+        // bounded by the file size (checked above)
         let mut body = vec![0u8; t.chunk_count as usize * 16 + 4];
-        input.read_exact(&mut body)?;
+        input
+            .read_exact(&mut body)
+            .map_err(truncated("in the chunk index"))?;
         let (entries, original_len) = parse_index(&head, &body)?;
         if original_len != t.original_len || header.original_len.is_some_and(|l| l != original_len)
         {
@@ -682,8 +802,9 @@ impl<R: Read + Seek> BlockReader<R> {
         let blocks = original_len.div_ceil(header.block_bytes as u64);
         if blocks.div_ceil(header.chunk_blocks as u64) != entries.len() as u64 {
             return Err(BulkError::IndexCorrupt(format!(
-                "{} chunks for {original_len} bytes",
-                entries.len()
+                "{} chunks for {original_len} bytes in chunks of {} blocks",
+                entries.len(),
+                header.chunk_blocks
             )));
         }
         Ok(BlockReader {
@@ -692,12 +813,73 @@ impl<R: Read + Seek> BlockReader<R> {
             entries,
             original_len,
             buf: Vec::new(),
+            chunk: None,
+            decoded: Vec::new(),
         })
     }
 
     /// Blocks in the container (the last may be partial).
     pub fn blocks(&self) -> u64 {
         self.original_len.div_ceil(self.header.block_bytes as u64)
+    }
+
+    /// Read, check and decode chunk `k` into `self.decoded`.
+    fn load_chunk(&mut self, codec: &dyn BulkCodec, k: u64) -> Result<(), BulkError> {
+        if self.chunk == Some(k) {
+            return Ok(());
+        }
+        self.chunk = None;
+        let cbk = self.header.chunk_blocks as u64;
+        let e = self.entries[k as usize];
+        self.input.seek(SeekFrom::Start(e.offset))?;
+        let mut fb = [0u8; FRAME_BYTES];
+        self.input
+            .read_exact(&mut fb)
+            .map_err(|_| BulkError::ChunkTruncated {
+                chunk: k,
+                what: "the frame is missing".into(),
+            })?;
+        let frame = Frame::parse(&fb);
+        let bad = |what: String| BulkError::ChunkCorrupt { chunk: k, what };
+        if frame.stored != e.stored || frame.crc != e.crc {
+            return Err(bad("frame does not match the chunk index".into()));
+        }
+        check_frame(&self.header, codec, k, &frame)?;
+        let expected = cbk.min(self.blocks() - k * cbk);
+        if frame.blocks as u64 != expected {
+            return Err(bad(format!(
+                "holds {} blocks; the header and index say {expected}",
+                frame.blocks
+            )));
+        }
+        let mut pos = 0;
+        read_stored(
+            &mut self.input,
+            k,
+            frame.stored as usize,
+            &mut self.buf,
+            &mut pos,
+        )?;
+        let stored = frame.stored as usize;
+        if crc32(&[&frame.head_bytes(), &self.buf[..stored]]) != frame.crc {
+            return Err(bad("checksum mismatch".into()));
+        }
+        decode_chunk(
+            codec,
+            self.header.len_width,
+            &StoredChunk {
+                padded: &self.buf,
+                bits: frame.bits as usize,
+                blocks: frame.blocks as usize,
+            },
+            ChunkPos {
+                chunk: k,
+                first_block: k * cbk,
+            },
+            &mut self.decoded,
+        )?;
+        self.chunk = Some(k);
+        Ok(())
     }
 
     /// Block `i`, truncated to the original length for the last block.
@@ -711,47 +893,10 @@ impl<R: Read + Seek> BlockReader<R> {
         }
         let cbk = self.header.chunk_blocks as u64;
         let k = i / cbk;
-        let e = self.entries[k as usize];
-        self.input.seek(SeekFrom::Start(e.offset))?;
-        let mut fb = [0u8; FRAME_BYTES];
-        self.input.read_exact(&mut fb)?;
-        let frame = Frame::parse(&fb);
-        let bad = |what: &str| BulkError::ChunkCorrupt {
-            chunk: k,
-            what: what.to_string(),
-        };
-        if frame.stored != e.stored || frame.crc != e.crc || frame.chunk as u64 != k {
-            return Err(bad("frame does not match the chunk index"));
-        }
-        if frame.bits as u64 > frame.stored as u64 * 8 || frame.blocks as u64 > cbk {
-            return Err(bad("frame is corrupt"));
-        }
-        let stored = frame.stored as usize;
-        self.buf.clear();
-        self.buf.resize(stored + EXTRACT_PAD, 0);
-        self.input.read_exact(&mut self.buf[..stored])?;
-        if crc32(&[&frame.head_bytes(), &self.buf[..stored]]) != frame.crc {
-            return Err(bad("checksum mismatch"));
-        }
-        let bb = self.header.block_bytes as usize;
-        let mut out = vec![0u8; bb];
-        decode_block(
-            codec,
-            self.header.len_width,
-            &StoredChunk {
-                padded: &self.buf,
-                bits: frame.bits as usize,
-                blocks: frame.blocks as usize,
-            },
-            ChunkPos {
-                chunk: k,
-                first_block: k * cbk,
-            },
-            (i - k * cbk) as usize,
-            &mut out,
-        )?;
-        let end = ((i + 1) * bb as u64).min(self.original_len);
-        out.truncate((end - i * bb as u64) as usize);
-        Ok(out)
+        self.load_chunk(codec, k)?;
+        let bb = self.header.block_bytes as u64;
+        let at = ((i - k * cbk) * bb) as usize;
+        let end = ((i + 1) * bb).min(self.original_len);
+        Ok(self.decoded[at..at + (end - i * bb) as usize].to_vec())
     }
 }

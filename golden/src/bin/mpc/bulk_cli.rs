@@ -1,7 +1,7 @@
 //! Bulk-codec subcommands of `mpc`.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -9,10 +9,16 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use golden::bulk::bench::{self, corpus_files, General};
 use golden::bulk::engine::{self, calibration_sizes, Calibration, DEFAULT_THRESHOLD};
-use golden::bulk::stream::{read_header, DEFAULT_CHUNK_BLOCKS, DEFAULT_WINDOW};
+use golden::bulk::format::{Header, HEADER_BYTES, MAX_CHUNK_BYTES};
+use golden::bulk::stream::{DEFAULT_CHUNK_BLOCKS, DEFAULT_WINDOW, MAX_WINDOW};
 use golden::bulk::{self, open_codec, BlockReader, BulkCodec, CompressOptions, Engine, MpcBulk};
 use golden::mpc::fast::Kernel;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::output::Output;
+
+/// Most threads `-j` takes.
+const MAX_THREADS: u64 = 1024;
 
 #[derive(Subcommand)]
 pub enum BulkCmd {
@@ -40,13 +46,15 @@ pub enum EngineArg {
 
 #[derive(Args)]
 pub struct CodecArgs {
-    /// Block codec: mpc, bdi, fpc, cpack, bpc (magbdi, dpc once they land).
+    /// Block codec: mpc, magbdi, dpc, bdi, fpc, cpack, bpc.
     #[arg(long, short, default_value = "mpc")]
     algo: String,
     /// Model set (MPC): directory holding model.toml, or the file.
     #[arg(long, short, default_value = "models/default")]
     model: PathBuf,
-    /// Block size of the word-based baselines (32 or 128).
+    /// Block size in bytes (default 32; 128 for magbdi and dpc): 32 or 128
+    /// for the word-based baselines, 64 to 512 for magbdi, 32 to 1024 for
+    /// dpc, in steps of 32.
     #[arg(long)]
     block_bytes: Option<usize>,
 }
@@ -62,16 +70,18 @@ pub struct RunArgs {
     /// Engine: auto picks by size using the calibration file.
     #[arg(long, value_enum, default_value = "auto")]
     engine: EngineArg,
-    /// Threads of the parallel engine (default: all cores).
-    #[arg(long, short = 'j')]
-    threads: Option<usize>,
+    /// Threads of the parallel engine (default: all cores; 1 to 1024).
+    #[arg(long, short = 'j', value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
+    threads: Option<u64>,
     /// Calibration file (default: $MPCGEN_CALIBRATION or
     /// ~/.config/mpcgen/calibration.toml).
     #[arg(long)]
     calibration: Option<PathBuf>,
-    /// Chunks coded per window (memory: about 3 x window x chunk).
-    #[arg(long, default_value_t = DEFAULT_WINDOW)]
-    window: usize,
+    /// Chunks coded per window (memory: about 3 x window x chunk; 1 to
+    /// 4096, and a window holds at most 256 MiB).
+    #[arg(long, default_value_t = DEFAULT_WINDOW as u64,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW as u64))]
+    window: u64,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -87,8 +97,9 @@ pub struct CompressArgs {
     #[command(flatten)]
     run: RunArgs,
     /// Blocks per chunk (the unit of parallelism, checksums and random
-    /// access).
-    #[arg(long, default_value_t = DEFAULT_CHUNK_BLOCKS)]
+    /// access); a chunk holds at most 16 MiB.
+    #[arg(long, default_value_t = DEFAULT_CHUNK_BLOCKS,
+          value_parser = clap::value_parser!(u32).range(1..))]
     chunk_blocks: u32,
     /// Input file, `-` for stdin.
     input: PathBuf,
@@ -117,8 +128,8 @@ pub struct GetArgs {
     /// First block.
     #[arg(long)]
     block: u64,
-    /// Number of blocks.
-    #[arg(long, default_value_t = 1)]
+    /// Number of blocks (at least 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     count: u64,
     input: PathBuf,
 }
@@ -138,8 +149,8 @@ pub struct BenchArgs {
     /// Use at most this many MiB of each file.
     #[arg(long)]
     limit_mib: Option<usize>,
-    #[arg(long, short = 'j')]
-    threads: Option<usize>,
+    #[arg(long, short = 'j', value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
+    threads: Option<u64>,
     /// MPC kernel: the fastest this CPU runs, or a given one.
     #[arg(long, value_enum, default_value = "auto")]
     kernel: KernelArg,
@@ -167,14 +178,14 @@ pub struct CalibrateArgs {
     model: PathBuf,
     #[arg(long)]
     block_bytes: Option<usize>,
-    #[arg(long, short = 'j')]
-    threads: Option<usize>,
+    #[arg(long, short = 'j', value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
+    threads: Option<u64>,
     /// Where to store the thresholds.
     #[arg(long)]
     calibration: Option<PathBuf>,
-    /// Timing repetitions per size (best is kept).
-    #[arg(long, default_value_t = 3)]
-    reps: usize,
+    /// Timing repetitions per size (best is kept; 1 to 100).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+    reps: u64,
     /// Sample files or corpus directories (default ../shared/corpus).
     files: Vec<PathBuf>,
 }
@@ -190,10 +201,10 @@ pub fn run(cmd: BulkCmd) -> Result<()> {
     }
 }
 
-fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+fn pool(threads: Option<u64>) -> Result<rayon::ThreadPool> {
     let mut b = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
-        b = b.num_threads(t);
+        b = b.num_threads(t as usize);
     }
     b.build().context("cannot start the thread pool")
 }
@@ -247,6 +258,20 @@ fn bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
     b
 }
 
+/// Read until `buf` is full or the input ends; returns the bytes read.
+fn read_up_to(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
 fn open_input(p: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
     if p.as_os_str() == "-" {
         return Ok((Box::new(std::io::stdin()), None));
@@ -256,22 +281,17 @@ fn open_input(p: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
     Ok((Box::new(f), len))
 }
 
-fn open_output(p: &Path, force: bool) -> Result<Box<dyn Write + Send>> {
-    if p.as_os_str() == "-" {
-        return Ok(Box::new(BufWriter::with_capacity(
-            1 << 20,
-            std::io::stdout(),
-        )));
-    }
-    if p.exists() && !force {
-        bail!("{} exists; pass --force to overwrite", p.display());
-    }
-    let f = File::create(p).with_context(|| format!("cannot create {}", p.display()))?;
-    Ok(Box::new(BufWriter::with_capacity(1 << 20, f)))
-}
-
 fn compress(a: CompressArgs) -> Result<()> {
     let codec = a.codec.open()?;
+    let chunk_bytes = a.chunk_blocks as u64 * codec.block_bytes() as u64;
+    if chunk_bytes > MAX_CHUNK_BYTES {
+        bail!(
+            "--chunk-blocks {}: chunks of {}-byte blocks would hold {chunk_bytes} bytes, more \
+             than the {MAX_CHUNK_BYTES} a container allows",
+            a.chunk_blocks,
+            codec.block_bytes()
+        );
+    }
     let (input, len) = open_input(&a.input)?;
     let out_path = a.output.clone().unwrap_or_else(|| {
         let mut s = a.input.clone().into_os_string();
@@ -279,20 +299,22 @@ fn compress(a: CompressArgs) -> Result<()> {
         PathBuf::from(s)
     });
     let engine = pick_engine(&a.run, codec.algo(), len, false)?;
-    let out = open_output(&out_path, a.run.force)?;
+    let output = Output::create(&out_path, a.run.force, Some(&a.input))?;
+    let out = output.writer()?;
     let pool = pool(a.run.threads)?;
     let pb = bar(len, a.run.quiet, "compress");
     let t = Instant::now();
     let opts = CompressOptions {
         chunk_blocks: a.chunk_blocks,
         engine,
-        window: a.run.window,
+        window: a.run.window as usize,
         original_len: len,
     };
     let sum = pool
         .install(|| bulk::compress(codec.as_ref(), input, out, &opts, &|n| pb.set_position(n)))
         .with_context(|| format!("compressing {}", a.input.display()))?;
     pb.finish_and_clear();
+    output.commit()?;
     let secs = t.elapsed().as_secs_f64();
     if !a.run.quiet {
         eprintln!(
@@ -312,27 +334,18 @@ fn compress(a: CompressArgs) -> Result<()> {
 }
 
 fn decompress(a: DecompressArgs) -> Result<()> {
-    let header = {
-        let (mut input, _) = open_input(&a.input)?;
-        if a.input.as_os_str() == "-" {
-            None
-        } else {
-            Some(read_header(&mut input).with_context(|| a.input.display().to_string())?)
-        }
-    };
-    // stdin: peek the header, then chain it back in front of the stream
+    // read the header, then put it back in front of the stream (stdin
+    // cannot be reopened)
     let (mut input, _) = open_input(&a.input)?;
-    let (header, input): (_, Box<dyn Read + Send>) = match header {
-        Some(h) => (h, input),
-        None => {
-            let mut head = vec![0u8; golden::bulk::format::HEADER_BYTES];
-            input
-                .read_exact(&mut head)
-                .context("reading the container header")?;
-            let h = golden::bulk::format::Header::parse(&head)?;
-            (h, Box::new(std::io::Cursor::new(head).chain(input)))
-        }
+    let mut head = [0u8; HEADER_BYTES];
+    let name = if a.input.as_os_str() == "-" {
+        "standard input".to_string()
+    } else {
+        a.input.display().to_string()
     };
+    let n = read_up_to(&mut input, &mut head).with_context(|| format!("reading {name}"))?;
+    let header = Header::parse(&head[..n]).with_context(|| name.clone())?;
+    let input: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(input));
     let codec = open_codec(
         &header.algo,
         Some(&a.model),
@@ -346,25 +359,24 @@ fn decompress(a: DecompressArgs) -> Result<()> {
         )
     });
     let engine = pick_engine(&a.run, codec.algo(), header.original_len, true)?;
-    let out = open_output(&out_path, a.run.force)?;
+    let output = Output::create(&out_path, a.run.force, Some(&a.input))?;
+    let out = output.writer()?;
     let pool = pool(a.run.threads)?;
     let pb = bar(header.original_len, a.run.quiet, "decompress");
     let t = Instant::now();
     let r = pool.install(|| {
-        bulk::decompress(codec.as_ref(), input, out, engine, a.run.window, &|n| {
-            pb.set_position(n)
-        })
+        bulk::decompress(
+            codec.as_ref(),
+            input,
+            out,
+            engine,
+            a.run.window as usize,
+            &|n| pb.set_position(n),
+        )
     });
     pb.finish_and_clear();
-    let sum = match r {
-        Ok(s) => s,
-        Err(e) => {
-            if out_path.as_os_str() != "-" {
-                let _ = std::fs::remove_file(&out_path);
-            }
-            return Err(e).with_context(|| format!("decompressing {}", a.input.display()));
-        }
-    };
+    let sum = r.with_context(|| format!("decompressing {}", a.input.display()))?;
+    output.commit()?;
     if !a.run.quiet {
         eprintln!(
             "{}: {} -> {} bytes, {} chunks, {:?} engine, {:.1} MB/s",
@@ -414,10 +426,25 @@ fn get(a: GetArgs) -> Result<()> {
         Some(&a.model),
         Some(r.header.block_bytes as usize),
     )?;
-    for i in a.block..a.block.saturating_add(a.count) {
-        let b = r.read_block(codec.as_ref(), i)?;
-        println!("{i:>10} {}", hex::encode(b));
+    let blocks = r.blocks();
+    let end = a.block.checked_add(a.count).filter(|&e| e <= blocks);
+    let Some(end) = end else {
+        bail!(
+            "blocks {} to {} are out of range: {} holds {blocks} blocks (0 to {})",
+            a.block,
+            a.block as u128 + a.count as u128 - 1,
+            a.input.display(),
+            blocks.saturating_sub(1)
+        );
+    };
+    let mut out = String::new();
+    for i in a.block..end {
+        let b = r
+            .read_block(codec.as_ref(), i)
+            .with_context(|| a.input.display().to_string())?;
+        out.push_str(&format!("{i:>10} {}\n", hex::encode(b)));
     }
+    print!("{out}");
     Ok(())
 }
 
@@ -503,8 +530,14 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     let mut cal = Calibration::load(&path)?.unwrap_or_default();
     for algo in &a.algos {
         let codec = open_codec(algo, Some(&a.model), a.block_bytes)?;
-        let (c, rows) = pool
-            .install(|| engine::calibrate(codec.as_ref(), &sample, &calibration_sizes(), a.reps))?;
+        let (c, rows) = pool.install(|| {
+            engine::calibrate(
+                codec.as_ref(),
+                &sample,
+                &calibration_sizes(),
+                a.reps as usize,
+            )
+        })?;
         println!(
             "{algo}: {} threads\n{:>10} {:>10} {:>10} {:>10} {:>10}   (MB/s, wall)",
             c.threads, "bytes", "c 1T", "c NT", "d 1T", "d NT"
