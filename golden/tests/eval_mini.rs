@@ -60,20 +60,22 @@ fn ratios_on_a_mini_corpus() {
     let groups = e.groups();
     let g = |n: &str| groups.iter().find(|g| g.name.starts_with(n)).unwrap();
     let overall = &g("overall").totals[0];
-    assert_eq!(overall.ratio(), 256.0 / 4.0);
-    assert_eq!(overall.byte_ratio(), 256.0 / 8.0);
+    assert_eq!(overall.ratio(), Some(256.0 / 4.0));
+    assert_eq!(overall.byte_ratio(), Some(256.0 / 8.0));
     let all = &g("all").totals[0];
     assert_eq!(all.original_bits, 20 * 256);
     assert_eq!(all.bits, 4 * na + bdi_b.bits);
     if bdi_b.bits == 10 * 260 {
-        assert_eq!(all.ratio(), 5120.0 / (40.0 + 2600.0));
-        assert_eq!(all.byte_ratio(), 5120.0 / (80.0 + 10.0 * 264.0));
+        assert_eq!(all.ratio(), Some(5120.0 / (40.0 + 2600.0)));
+        assert_eq!(all.byte_ratio(), Some(5120.0 / (80.0 + 10.0 * 264.0)));
     }
     // FPC: a zero block is flag + one 8-word zero run = 7 bits.
     assert_eq!(e.apps[0].totals[1].bits, 7 * na);
-    assert_eq!(g("integer").totals[1].ratio(), 256.0 / 7.0);
+    assert_eq!(g("integer").totals[1].ratio(), Some(256.0 / 7.0));
     assert_eq!(g("unseen").apps, 0);
-    assert_eq!(g("unseen").totals[0].ratio(), 0.0);
+    // No unseen application: no ratio, and no zstd/LZ4 figure either.
+    assert_eq!(g("unseen").totals[0].ratio(), None);
+    assert_eq!(g("unseen").lz4_ratio, None);
     assert_eq!(g("class mixed").totals[0].bits, bdi_b.bits);
     // Wins: BDI beats FPC on a (64 vs 36.6); FPC's 257-bit raw beats BDI's
     // 260 on b when both fall back to raw.

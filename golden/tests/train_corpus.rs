@@ -257,7 +257,9 @@ fn default_beats_example_on_held_out_blocks() {
         .collect();
     let ratio = |name: &str| {
         let set = ModelSet::load(&models_dir().join(name)).unwrap();
-        tally(&MpcCodec::new(&set), &blocks).ratio()
+        tally(&MpcCodec::new(&set), &blocks)
+            .ratio()
+            .expect("the corpus has test blocks")
     };
     let (d, e) = (ratio("default"), ratio("example"));
     assert!(d > e * 1.05, "default {d:.3} vs example {e:.3}");

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Parser;
 use rayon::prelude::*;
 
@@ -15,7 +15,7 @@ use golden::baselines::{Bdi, Bpc, CPack, Fpc, MpcBlockCodec};
 use golden::corpus::{Corpus, Split};
 use golden::dpc::{Dpc, DpcParams, Mode};
 use golden::eval::chart::{write_bar_chart, BarGroup};
-use golden::eval::{eval_blocks, evaluate, Algo};
+use golden::eval::{eval_blocks, evaluate, fmt_ratio, Algo, EMPTY_CELL};
 use golden::mpc::{ModelSet, MpcCodec};
 
 /// The thesis's space savings on its favourable workloads (Fig. 5.4).
@@ -65,8 +65,33 @@ impl Sweep {
     }
 }
 
-fn saving(bits: u64, orig: u64) -> f64 {
-    100.0 * (1.0 - bits as f64 / orig as f64)
+/// Space saving in percent, `None` when nothing was measured (`orig` 0).
+fn saving(bits: u64, orig: u64) -> Option<f64> {
+    (orig > 0).then(|| 100.0 * (1.0 - bits as f64 / orig as f64))
+}
+
+/// A percentage cell with `digits` decimals, or `—` when there was nothing
+/// to measure.
+fn pct(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| EMPTY_CELL.to_string(), |v| format!("{v:.digits$}%"))
+}
+
+/// A share `part / whole` in percent, `None` for an empty whole.
+fn share(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| 100.0 * part as f64 / whole as f64)
+}
+
+/// One row of the filtering table.
+fn sweep_row(label: &str, s: &Sweep) -> String {
+    format!(
+        "| {label} | {} | {} | {} | {} | {} | {} |\n",
+        s.cases,
+        pct(saving(s.critical_bits, s.original_bits), 2),
+        pct(saving(s.plain_bits, s.original_bits), 2),
+        pct(saving(s.truc_bits, s.original_bits), 2),
+        pct(saving(s.man_bits, s.original_bits), 2),
+        pct(share(s.man_manipulated, s.cases), 1)
+    )
 }
 
 fn main() -> Result<()> {
@@ -120,6 +145,12 @@ fn main() -> Result<()> {
     ];
     let e = evaluate(&corpus, &split, &algos, 128, true, 3, &|_| {})?;
     let groups = e.groups();
+    if e.apps_with_blocks() == 0 {
+        bail!(
+            "corpus {}: no file holds a whole 128-byte block; nothing to evaluate",
+            cli.corpus.display()
+        );
+    }
     let eval_s = start.elapsed().as_secs_f64();
 
     // 2. DF-TRUC / DF-MAN sweep: every block, every mask, by popcount.
@@ -192,16 +223,13 @@ fn main() -> Result<()> {
     }
     md.push_str("---:|\n");
     for g in &groups {
-        md.push_str(&format!(
-            "| {} | {} | {} |",
-            g.name, g.apps, g.totals[0].blocks
-        ));
+        md.push_str(&format!("| {} | {} | {} |", g.name, g.apps, g.blocks()));
         for t in &g.totals {
-            md.push_str(&format!(" {:.3} |", t.ratio()));
+            md.push_str(&format!(" {} |", fmt_ratio(t.ratio())));
         }
         md.push_str(&format!(
-            " {:.2}% |\n",
-            saving(g.totals[0].bits, g.totals[0].original_bits)
+            " {} |\n",
+            pct(saving(g.totals[0].bits, g.totals[0].original_bits), 2)
         ));
     }
     md.push_str(
@@ -216,25 +244,9 @@ fn main() -> Result<()> {
     let mut all = Sweep::default();
     for (k, s) in total.iter().enumerate().skip(1) {
         all = all.add(*s);
-        md.push_str(&format!(
-            "| {k} | {} | {:.2}% | {:.2}% | {:.2}% | {:.2}% | {:.1}% |\n",
-            s.cases,
-            saving(s.critical_bits, s.original_bits),
-            saving(s.plain_bits, s.original_bits),
-            saving(s.truc_bits, s.original_bits),
-            saving(s.man_bits, s.original_bits),
-            100.0 * s.man_manipulated as f64 / s.cases as f64
-        ));
+        md.push_str(&sweep_row(&k.to_string(), s));
     }
-    md.push_str(&format!(
-        "| 1..4, masks equally weighted | {} | {:.2}% | {:.2}% | {:.2}% | {:.2}% | {:.1}% |\n",
-        all.cases,
-        saving(all.critical_bits, all.original_bits),
-        saving(all.plain_bits, all.original_bits),
-        saving(all.truc_bits, all.original_bits),
-        saving(all.man_bits, all.original_bits),
-        100.0 * all.man_manipulated as f64 / all.cases as f64
-    ));
+    md.push_str(&sweep_row("1..4, masks equally weighted", &all));
     // Per-class at k = 1 (the thesis's favourable partial-access case).
     md.push_str(
         "\n### Per class, one critical sector\n\n| class | DPC | DF-TRUC | DF-MAN |\n|---|---:|---:|---:|\n",
@@ -248,33 +260,39 @@ fn main() -> Result<()> {
             .iter()
             .filter(|x| x.1 == c)
             .fold(Sweep::default(), |a, x| a.add(x.2[1]));
+        if s.cases == 0 {
+            md.push_str(&format!(
+                "| {c} | no blocks | {EMPTY_CELL} | {EMPTY_CELL} |\n"
+            ));
+            continue;
+        }
         md.push_str(&format!(
-            "| {c} | {:.2}% | {:.2}% | {:.2}% |\n",
-            saving(s.plain_bits, s.original_bits),
-            saving(s.truc_bits, s.original_bits),
-            saving(s.man_bits, s.original_bits)
+            "| {c} | {} | {} | {} |\n",
+            pct(saving(s.plain_bits, s.original_bits), 2),
+            pct(saving(s.truc_bits, s.original_bits), 2),
+            pct(saving(s.man_bits, s.original_bits), 2)
         ));
     }
     let overall = groups
         .iter()
         .find(|g| g.name.starts_with("all"))
-        .map(|g| saving(g.totals[0].bits, g.totals[0].original_bits))
-        .unwrap_or(0.0);
+        .and_then(|g| saving(g.totals[0].bits, g.totals[0].original_bits));
     md.push_str(&format!(
         "\n## Against the thesis (Fig. 5.4, space savings on its favourable workloads)\n\n\
          | | thesis | ours, all corpus blocks |\n|---|---:|---:|\n\
-         | DPC | {THESIS_DPC:.2}% | {overall:.2}% |\n\
-         | DF-MAN | {THESIS_DF_MAN:.2}% | {:.2}% (1 critical sector), {:.2}% (2), {:.2}% (masks 1..4 equally weighted) |\n\
-         | DF-TRUC | — | {:.2}% (1 critical sector), {:.2}% (2), {:.2}% (masks 1..4 equally weighted) |\n\n\
+         | DPC | {THESIS_DPC:.2}% | {} |\n\
+         | DF-MAN | {THESIS_DF_MAN:.2}% | {} (1 critical sector), {} (2), {} (masks 1..4 equally weighted) |\n\
+         | DF-TRUC | — | {} (1 critical sector), {} (2), {} (masks 1..4 equally weighted) |\n\n\
          The thesis measures replies in a GPU simulator, where the mix of critical masks comes from \
          the workloads' access patterns; we have memory images and no access traces, so the mask is \
          swept instead.\n",
-        saving(total[1].man_bits, total[1].original_bits),
-        saving(total[2].man_bits, total[2].original_bits),
-        saving(all.man_bits, all.original_bits),
-        saving(total[1].truc_bits, total[1].original_bits),
-        saving(total[2].truc_bits, total[2].original_bits),
-        saving(all.truc_bits, all.original_bits),
+        pct(overall, 2),
+        pct(saving(total[1].man_bits, total[1].original_bits), 2),
+        pct(saving(total[2].man_bits, total[2].original_bits), 2),
+        pct(saving(all.man_bits, all.original_bits), 2),
+        pct(saving(total[1].truc_bits, total[1].original_bits), 2),
+        pct(saving(total[2].truc_bits, total[2].original_bits), 2),
+        pct(saving(all.truc_bits, all.original_bits), 2),
     ));
     print!("{md}");
 
@@ -304,12 +322,11 @@ fn main() -> Result<()> {
                 let s = &total[k];
                 BarGroup {
                     label: format!("{k} critical"),
-                    values: vec![
-                        saving(s.plain_bits, s.original_bits).max(0.0),
-                        saving(s.critical_bits, s.original_bits).max(0.0),
-                        saving(s.truc_bits, s.original_bits).max(0.0),
-                        saving(s.man_bits, s.original_bits).max(0.0),
-                    ],
+                    // Every k has cases here: the corpus has blocks.
+                    values: [s.plain_bits, s.critical_bits, s.truc_bits, s.man_bits]
+                        .iter()
+                        .map(|&b| saving(b, s.original_bits).unwrap_or(0.0).max(0.0))
+                        .collect(),
                     marker: None,
                 }
             })

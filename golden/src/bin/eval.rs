@@ -34,7 +34,9 @@ const PAPER: [(&str, f64); 6] = [
         as training) and overall, bit-exact and byte-rounded, for every baseline and MPC \
         under each --models set; win counts; whole-buffer LZ4/zstd for context. Every block \
         is decompressed and compared unless --no-verify. Writes OUT/NAME.md, OUT/NAME.json \
-        and OUT/NAME.png."
+        and OUT/NAME.png. A group without blocks (e.g. no unseen application) shows `—` \
+        (JSON null); a corpus without a trainable (non mixed/workload) application is \
+        refused."
 )]
 struct Cli {
     /// Corpus directory (MANIFEST.tsv and the application files).
@@ -81,6 +83,17 @@ fn main() -> Result<()> {
     let start = Instant::now();
     let corpus = Corpus::load(&cli.corpus)
         .with_context(|| format!("loading corpus {}", cli.corpus.display()))?;
+    if !corpus.apps.iter().any(|a| a.entry.trainable()) {
+        bail!(
+            "corpus {}: no trainable application (all {} files are of the evaluation-only \
+             classes {}); eval reports MPC and SC2 on the paper split (seen/unseen test \
+             blocks, SC2 trained on the training blocks), which needs files of the classes \
+             int8..fp64 (magbdi eval and dpc_eval evaluate any corpus)",
+            cli.corpus.display(),
+            corpus.apps.len(),
+            golden::corpus::EVALUATION_ONLY_CLASSES.join("/")
+        );
+    }
     let split = Split::paper(&corpus, cli.seed);
     let load_s = start.elapsed().as_secs_f64();
 
@@ -142,6 +155,14 @@ fn main() -> Result<()> {
         .map(|c| c.to_string())
         .collect();
     let train = split.train_blocks(&corpus, &trainable);
+    if train.is_empty() {
+        bail!(
+            "corpus {}: the paper split leaves no training block (every trainable file is \
+             unseen or too small to give one: a file of n 32-byte blocks trains floor(0.8 n)); \
+             SC2 cannot be trained",
+            cli.corpus.display()
+        );
+    }
     let sc2 = Sc2::train_blocks(
         b,
         train.iter().map(|x| &x[..]),
@@ -181,6 +202,12 @@ fn main() -> Result<()> {
             }
         })
         .sum();
+    if total == 0 {
+        bail!(
+            "corpus {}: no file holds a whole {b}-byte block; nothing to evaluate",
+            cli.corpus.display()
+        );
+    }
     let pb = ProgressBar::new(total);
     pb.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} blocks ({eta})")
@@ -204,15 +231,10 @@ fn main() -> Result<()> {
     let body = report::markdown(&e);
     let groups = e.groups();
     // Console summary: the first table.
-    for g in groups.iter().take(6) {
-        let cells: Vec<String> = e
-            .algos
-            .iter()
-            .zip(&g.totals)
-            .map(|(a, t)| format!("{a} {:.3}", t.ratio()))
-            .collect();
-        println!("{:<30} {}", g.name, cells.join("  "));
-    }
+    print!(
+        "{}",
+        report::console_summary(&e, &groups[..groups.len().min(6)])
+    );
     println!(
         "{} blocks, {} algorithms, verify {}, {threads} threads: load {load_s:.1} s, SC2 {sc2_s:.1} s, \
          evaluation {eval_s:.1} s, total {total_s:.1} s",
@@ -251,22 +273,8 @@ fn main() -> Result<()> {
             }
         );
         if b == 32 {
-            md.push_str(
-                "## Against the paper (Jin et al. 2022, Fig. 5)\n\n\
-                 | algorithm | ours, overall (seen + unseen) | ours, all applications | paper |\n\
-                 |---|---:|---:|---:|\n",
-            );
-            let pick = |n: &str| groups.iter().find(|g| g.name.starts_with(n));
-            if let (Some(ov), Some(all)) = (pick("overall"), pick("all")) {
-                for (k, a) in e.algos.iter().enumerate() {
-                    let p = e.paper[k].map_or("-".to_string(), |v| format!("{v:.2}"));
-                    md.push_str(&format!(
-                        "| {a} | {:.3} | {:.3} | {p} |\n",
-                        ov.totals[k].ratio(),
-                        all.totals[k].ratio()
-                    ));
-                }
-            }
+            md.push_str("## Against the paper (Jin et al. 2022, Fig. 5)\n\n");
+            md.push_str(&report::paper_table(&e, &groups));
             md.push_str(
                 "\n**Our corpus is not the paper's.** The paper measured LLC-to-DRAM traffic of \
                  GPGPU-Sim runs of GPU applications; we use 22 single-type files of real data \
@@ -289,19 +297,32 @@ fn main() -> Result<()> {
         });
         std::fs::write(&json_path, serde_json::to_string_pretty(&json)?)
             .with_context(|| format!("writing {}", json_path.display()))?;
-        let pick = |name: &str| groups.iter().find(|g| g.name.starts_with(name));
-        let series = ["OVERALL", "INT", "FP", "UNSEEN"];
-        let gs: Vec<_> = ["overall", "integer", "floating", "unseen"]
-            .iter()
-            .filter_map(|n| pick(n))
-            .collect();
+        // One bar per summary group that has blocks: an empty group
+        // (e.g. no unseen application) has no ratio to draw.
+        let pick = |name: &str| {
+            groups
+                .iter()
+                .find(|g| g.name.starts_with(name) && !g.is_empty())
+        };
+        let (series, gs): (Vec<&str>, Vec<_>) = [
+            ("OVERALL", "overall"),
+            ("INT", "integer"),
+            ("FP", "floating"),
+            ("UNSEEN", "unseen"),
+        ]
+        .iter()
+        .filter_map(|&(label, n)| pick(n).map(|g| (label, g)))
+        .unzip();
         let bars: Vec<BarGroup> = e
             .algos
             .iter()
             .enumerate()
             .map(|(k, a)| BarGroup {
                 label: a.clone(),
-                values: gs.iter().map(|g| g.totals[k].ratio()).collect(),
+                values: gs
+                    .iter()
+                    .map(|g| g.totals[k].ratio().unwrap_or(0.0))
+                    .collect(),
                 marker: if b == 32 { e.paper[k] } else { None },
             })
             .collect();

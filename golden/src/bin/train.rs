@@ -9,10 +9,11 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use golden::corpus::{Corpus, Split};
+use golden::eval::fmt_ratio;
 use golden::mpc::model::{CustomModels, Selection, MODEL_FILE};
 use golden::mpc::ModelSet;
 use golden::train::eval::{evaluate, Summary, Tally};
-use golden::train::report::{render, Compared, ReportInput};
+use golden::train::report::{render, summary_line, Compared, ReportInput};
 use golden::train::{
     self, heatmap, EdgeWeight, Group, RootChoice, SetSpec, ShiftCost, TrainOptions,
 };
@@ -315,15 +316,9 @@ fn main() -> Result<()> {
         .with_context(|| format!("writing {}", report_path.display()))?;
     let sum = Summary::of(&corpus, &split, &tallies);
     eprintln!(
-        "{}: seen {:.3}, unseen {:.3}, overall {:.3}, int {:.3}, fp {:.3}, mixed/workload {:.3} \
-         (evaluation {:.1}s)",
+        "{}: {} (evaluation {:.1}s)",
         report_path.display(),
-        sum.seen.ratio(),
-        sum.unseen.ratio(),
-        sum.overall.ratio(),
-        sum.int.ratio(),
-        sum.fp.ratio(),
-        sum.evaluation.ratio(),
+        summary_line(&sum),
         t2.elapsed().as_secs_f64()
     );
     Ok(())
@@ -360,12 +355,12 @@ fn depth_sweep(
         let s = Summary::of(corpus, split, &t);
         let actual = set.predictors.iter().map(|p| p.depth()).max().unwrap_or(0);
         md.push_str(&format!(
-            "| {} | {actual} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+            "| {} | {actual} | {} | {} | {} | {} |\n",
             d.map_or("unbounded".to_string(), |d| d.to_string()),
-            s.seen.ratio(),
-            s.unseen.ratio(),
-            s.overall.ratio(),
-            s.evaluation.ratio()
+            fmt_ratio(s.seen.ratio()),
+            fmt_ratio(s.unseen.ratio()),
+            fmt_ratio(s.overall.ratio()),
+            fmt_ratio(s.evaluation.ratio())
         ));
     }
     Ok(md)

@@ -43,30 +43,49 @@ fn cpu_since(engine: Engine, c0: f64, p0: f64, pool: &rayon::ThreadPool) -> f64 
     }
 }
 
-/// One codec's figures.
+/// One codec's figures. A rate is `None` when the pass took no measurable
+/// time (a clock that did not advance): there is no rate to report then,
+/// rather than an infinite one.
 #[derive(Clone, Debug, Default)]
 pub struct BenchRow {
     pub name: String,
     pub original: u64,
     pub compressed: u64,
     /// MB/s per core: bytes over CPU seconds of the single coding thread.
-    pub compress_core: f64,
-    pub decompress_core: f64,
+    pub compress_core: Option<f64>,
+    pub decompress_core: Option<f64>,
     /// MB/s on all threads: bytes over wall seconds.
-    pub compress_all: f64,
-    pub decompress_all: f64,
+    pub compress_all: Option<f64>,
+    pub decompress_all: Option<f64>,
     /// Bytes over the pool's summed CPU seconds, all threads.
-    pub compress_all_cpu: f64,
-    pub decompress_all_cpu: f64,
+    pub compress_all_cpu: Option<f64>,
+    pub decompress_all_cpu: Option<f64>,
     /// Wall-clock MB/s single-threaded (for the scaling figure).
-    pub compress_wall1: f64,
-    pub decompress_wall1: f64,
+    pub compress_wall1: Option<f64>,
+    pub decompress_wall1: Option<f64>,
 }
 
 impl BenchRow {
-    pub fn ratio(&self) -> f64 {
-        self.original as f64 / self.compressed.max(1) as f64
+    /// Original over output bytes; `None` when nothing was written.
+    pub fn ratio(&self) -> Option<f64> {
+        (self.compressed > 0).then(|| self.original as f64 / self.compressed as f64)
     }
+
+    /// Speed-up of all threads over one (wall clock), compressing.
+    pub fn compress_scaling(&self) -> Option<f64> {
+        Some(self.compress_all? / self.compress_wall1?)
+    }
+
+    /// Speed-up of all threads over one (wall clock), decompressing.
+    pub fn decompress_scaling(&self) -> Option<f64> {
+        Some(self.decompress_all? / self.decompress_wall1?)
+    }
+}
+
+/// `mb / secs`, or `None` when the time is not a positive, finite number
+/// (a pass too short for the clock).
+pub fn rate(mb: f64, secs: f64) -> Option<f64> {
+    (secs > 0.0 && secs.is_finite()).then(|| mb / secs)
 }
 
 /// A chunked codec to time: `c(input) -> container`, `d(container) ->
@@ -203,6 +222,14 @@ pub fn run(
     };
     let mb: f64 = files.iter().map(|f| f.len() as f64).sum::<f64>() / 1e6;
     row.original = files.iter().map(|f| f.len() as u64).sum();
+    if row.original == 0 {
+        return Err(BulkError::Config(format!(
+            "{}: nothing to time: the input holds 0 bytes ({} empty file{})",
+            row.name,
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
+        )));
+    }
     // REPS passes on the calling thread, then REPS on the pool; the best
     // pass of each counts (the first pays for cold caches and fresh
     // pages). Output buffers are reused across passes, and round trips are
@@ -266,15 +293,15 @@ pub fn run(
     }
     row.compressed = packed.iter().map(|p| p.len() as u64).sum();
     let [cw, cc, dw, dc] = single;
-    row.compress_core = mb / cc;
-    row.decompress_core = mb / dc;
-    row.compress_wall1 = mb / cw;
-    row.decompress_wall1 = mb / dw;
+    row.compress_core = rate(mb, cc);
+    row.decompress_core = rate(mb, dc);
+    row.compress_wall1 = rate(mb, cw);
+    row.decompress_wall1 = rate(mb, dw);
     let [cw, cc, dw, dc] = all;
-    row.compress_all = mb / cw;
-    row.decompress_all = mb / dw;
-    row.compress_all_cpu = mb / cc;
-    row.decompress_all_cpu = mb / dc;
+    row.compress_all = rate(mb, cw);
+    row.decompress_all = rate(mb, dw);
+    row.compress_all_cpu = rate(mb, cc);
+    row.decompress_all_cpu = rate(mb, dc);
     Ok(row)
 }
 
@@ -293,24 +320,43 @@ pub fn render(rows: &[BenchRow], threads: usize) -> String {
         "c MB/cpu",
         "d MB/cpu"
     );
+    let mut untimed = false;
     for r in rows {
+        let mut cell = |v: Option<f64>, digits: usize| {
+            untimed |= v.is_none();
+            v.map_or_else(|| "—".to_string(), |v| format!("{v:.digits$}"))
+        };
+        let cells = [
+            cell(r.compress_core, 1),
+            cell(r.decompress_core, 1),
+            cell(r.compress_all, 1),
+            cell(r.decompress_all, 1),
+            cell(r.compress_scaling(), 2),
+            cell(r.decompress_scaling(), 2),
+            cell(r.compress_all_cpu, 1),
+            cell(r.decompress_all_cpu, 1),
+        ];
         s += &format!(
-            "{:<10} {:>7.3} | {:>9.1} {:>9.1} | {:>9.1} {:>9.1} {:>6.2} {:>6.2} | {:>9.1} {:>9.1}\n",
+            "{:<10} {:>7} | {:>9} {:>9} | {:>9} {:>9} {:>6} {:>6} | {:>9} {:>9}\n",
             r.name,
-            r.ratio(),
-            r.compress_core,
-            r.decompress_core,
-            r.compress_all,
-            r.decompress_all,
-            r.compress_all / r.compress_wall1,
-            r.decompress_all / r.decompress_wall1,
-            r.compress_all_cpu,
-            r.decompress_all_cpu,
+            r.ratio()
+                .map_or_else(|| "—".to_string(), |v| format!("{v:.3}")),
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            cells[6],
+            cells[7],
         );
     }
     s += "ratio: original bytes / output bytes (containers and framing included)\n";
     s += "MB/s/c: per core (thread CPU time); NT: wall clock on N threads; x: NT wall / 1T wall;\n";
     s += "MB/cpu: MB per CPU-second summed over the pool's threads (parallel efficiency)\n";
+    if untimed {
+        s += "—: the pass took no measurable time (input too small for the clock)\n";
+    }
     s
 }
 
@@ -336,4 +382,71 @@ pub fn corpus_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::Pat
     }
     v.sort();
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, timed: bool) -> BenchRow {
+        let t = |v: f64| timed.then_some(v);
+        BenchRow {
+            name: name.into(),
+            original: 1000,
+            compressed: 500,
+            compress_core: t(100.0),
+            decompress_core: t(200.0),
+            compress_all: t(180.0),
+            decompress_all: t(360.0),
+            compress_all_cpu: t(90.0),
+            decompress_all_cpu: t(180.0),
+            compress_wall1: t(100.0),
+            decompress_wall1: t(200.0),
+        }
+    }
+
+    #[test]
+    fn a_pass_without_measurable_time_has_no_rate() {
+        assert_eq!(rate(2.0, 0.5), Some(4.0));
+        assert_eq!(rate(2.0, 0.0), None);
+        assert_eq!(rate(2.0, f64::NAN), None);
+        assert_eq!(rate(2.0, -1.0), None);
+        assert_eq!(BenchRow::default().ratio(), None);
+        assert_eq!(row("x", false).compress_scaling(), None);
+        assert_eq!(row("x", true).decompress_scaling(), Some(1.8));
+    }
+
+    #[test]
+    fn render_shows_untimed_rates_as_dashes() {
+        let s = render(&[row("fast", true), row("tiny", false)], 2);
+        for cell in s.split_whitespace() {
+            assert!(
+                !matches!(cell, "NaN" | "inf" | "0.0" | "0.00" | "0.000"),
+                "`{cell}` in\n{s}"
+            );
+        }
+        let fast = s.lines().find(|l| l.starts_with("fast")).unwrap();
+        assert!(fast.contains("2.000 |"), "{fast}");
+        assert!(fast.contains(" 1.80 "), "{fast}");
+        assert!(!fast.contains('—'), "{fast}");
+        let tiny = s.lines().find(|l| l.starts_with("tiny")).unwrap();
+        assert_eq!(tiny.matches('—').count(), 8, "{tiny}");
+        assert!(s.contains("—: the pass took no measurable time"), "{s}");
+        let timed_only = render(&[row("fast", true)], 2);
+        assert!(!timed_only.contains('—'), "{timed_only}");
+    }
+
+    #[test]
+    fn an_empty_input_is_an_error() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let err = run(&General::Lz4, &[Vec::new()], &pool).unwrap_err();
+        assert!(err.to_string().contains("input holds 0 bytes"), "{err}");
+        let err = run(&General::Lz4, &[], &pool).unwrap_err();
+        assert!(err.to_string().contains("0 bytes"), "{err}");
+        let ok = run(&General::Lz4, &[vec![7u8; 4096]], &pool).unwrap();
+        assert!(ok.ratio().is_some_and(|r| r > 1.0));
+    }
 }

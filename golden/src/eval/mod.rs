@@ -1,11 +1,12 @@
-//! The evaluation of MPC against the baseline compressors (GitHub issue #6):
+//! The evaluation of MPC against the baseline compressors:
 //! compression ratios per application, class, integer/floating point,
 //! seen/unseen and overall, on the test blocks of the paper's split
 //! (`crate::corpus::Split::paper`), plus whole-file LZ4/zstd for context.
 //!
 //! Ratio = sum of original bits / sum of compressed bits, over the blocks of
 //! a group ("bit-exact"), and the same with every compressed block rounded
-//! up to whole bytes ("byte-rounded").
+//! up to whole bytes ("byte-rounded"). A group without blocks has no ratio
+//! (`None`; "—" in tables), never 0 or NaN.
 
 use std::collections::BTreeMap;
 
@@ -64,24 +65,31 @@ impl Totals {
         self.byte_bits += o.byte_bits;
     }
 
-    /// Bit-exact ratio (0 for an empty set).
-    pub fn ratio(&self) -> f64 {
-        if self.bits == 0 {
-            0.0
-        } else {
-            self.original_bits as f64 / self.bits as f64
-        }
+    /// Bit-exact ratio; `None` for an empty set (no blocks: nothing to
+    /// divide).
+    pub fn ratio(&self) -> Option<f64> {
+        ratio_of(self.original_bits, self.bits, self.blocks)
     }
 
-    /// Byte-rounded ratio.
-    pub fn byte_ratio(&self) -> f64 {
-        if self.byte_bits == 0 {
-            0.0
-        } else {
-            self.original_bits as f64 / self.byte_bits as f64
-        }
+    /// Byte-rounded ratio; `None` for an empty set.
+    pub fn byte_ratio(&self) -> Option<f64> {
+        ratio_of(self.original_bits, self.byte_bits, self.blocks)
     }
 }
+
+/// `original / compressed`, or `None` when the set is empty (no blocks or
+/// nothing compressed): an empty group has no ratio, not a ratio of 0.
+pub fn ratio_of(original: u64, compressed: u64, blocks: u64) -> Option<f64> {
+    (blocks > 0 && compressed > 0).then(|| original as f64 / compressed as f64)
+}
+
+/// A ratio for a table cell: three decimals, or `—` for an empty group.
+pub fn fmt_ratio(r: Option<f64>) -> String {
+    r.map_or_else(|| EMPTY_CELL.to_string(), |v| format!("{v:.3}"))
+}
+
+/// What a table shows for a group without blocks.
+pub const EMPTY_CELL: &str = "—";
 
 /// One algorithm to evaluate.
 pub struct Algo {
@@ -132,8 +140,23 @@ pub struct GroupResult {
     pub name: String,
     pub apps: usize,
     pub totals: Vec<Totals>,
-    pub lz4_ratio: f64,
-    pub zstd_ratio: f64,
+    /// Whole-buffer LZ4 and zstd ratios over the group's evaluated blocks
+    /// (`None`, JSON `null`, for a group without blocks).
+    pub lz4_ratio: Option<f64>,
+    pub zstd_ratio: Option<f64>,
+}
+
+impl GroupResult {
+    /// Evaluated blocks in the group (the same for every algorithm).
+    pub fn blocks(&self) -> u64 {
+        self.totals.first().map_or(0, |t| t.blocks)
+    }
+
+    /// True when the group has no evaluated block (no application, or
+    /// only applications without a whole block).
+    pub fn is_empty(&self) -> bool {
+        self.blocks() == 0
+    }
 }
 
 impl Evaluation {
@@ -150,7 +173,8 @@ impl Evaluation {
             lz4 += a.lz4_eval_bytes;
             zstd += a.zstd_eval_bytes;
         }
-        let r = |c: u64| if c == 0 { 0.0 } else { raw as f64 / c as f64 };
+        let blocks = totals.first().map_or(0, |t| t.blocks);
+        let r = |c: u64| ratio_of(raw, c, blocks);
         GroupResult {
             name: name.to_string(),
             apps,
@@ -206,15 +230,28 @@ impl Evaluation {
         for a in &self.apps {
             let best = among
                 .iter()
-                .map(|&k| a.totals[k].ratio())
-                .fold(0.0f64, f64::max);
+                .filter_map(|&k| a.totals[k].ratio())
+                .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))));
+            let Some(best) = best else {
+                // No evaluated block: nobody wins this application.
+                continue;
+            };
             for &k in among {
-                if a.totals[k].ratio() == best && best > 0.0 {
+                if a.totals[k].ratio() == Some(best) {
                     wins[k] += 1;
                 }
             }
         }
         wins
+    }
+
+    /// Applications with at least one evaluated block (those the win
+    /// counts are over).
+    pub fn apps_with_blocks(&self) -> usize {
+        self.apps
+            .iter()
+            .filter(|a| a.totals.first().is_some_and(|t| t.blocks > 0))
+            .count()
     }
 }
 
@@ -444,8 +481,9 @@ impl BlockCodec for Lz4Block {
     }
 }
 
-/// Ratios of a set of groups as a map (for tests and JSON).
-pub fn ratio_table(e: &Evaluation) -> BTreeMap<String, Vec<f64>> {
+/// Ratios of a set of groups as a map (for tests and JSON; `None` for an
+/// empty group).
+pub fn ratio_table(e: &Evaluation) -> BTreeMap<String, Vec<Option<f64>>> {
     e.groups()
         .into_iter()
         .map(|g| (g.name, g.totals.iter().map(Totals::ratio).collect()))

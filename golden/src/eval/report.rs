@@ -2,15 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{Evaluation, GroupResult, Totals};
-
-fn f3(v: f64) -> String {
-    if v == 0.0 {
-        "-".into()
-    } else {
-        format!("{v:.3}")
-    }
-}
+use super::{fmt_ratio, ratio_of, Evaluation, GroupResult, Totals};
 
 fn ratio_rows(e: &Evaluation, groups: &[GroupResult], byte: bool, out: &mut String) {
     let _ = write!(out, "| group | apps | blocks |");
@@ -24,14 +16,60 @@ fn ratio_rows(e: &Evaluation, groups: &[GroupResult], byte: bool, out: &mut Stri
     }
     let _ = writeln!(out, "---:|---:|");
     for g in groups {
-        let blocks = g.totals.first().map_or(0, |t| t.blocks);
-        let _ = write!(out, "| {} | {} | {} |", g.name, g.apps, blocks);
+        let _ = write!(out, "| {} | {} | {} |", g.name, g.apps, g.blocks());
         for t in &g.totals {
             let r = if byte { t.byte_ratio() } else { t.ratio() };
-            let _ = write!(out, " {} |", f3(r));
+            let _ = write!(out, " {} |", fmt_ratio(r));
         }
-        let _ = writeln!(out, " {} | {} |", f3(g.lz4_ratio), f3(g.zstd_ratio));
+        let _ = writeln!(
+            out,
+            " {} | {} |",
+            fmt_ratio(g.lz4_ratio),
+            fmt_ratio(g.zstd_ratio)
+        );
     }
+}
+
+/// The console summary: one line per group of `groups`, each algorithm's
+/// bit-exact ratio, or `no blocks` for an empty group.
+pub fn console_summary(e: &Evaluation, groups: &[GroupResult]) -> String {
+    let mut s = String::new();
+    for g in groups {
+        if g.is_empty() {
+            let _ = writeln!(s, "{:<30} no blocks", g.name);
+            continue;
+        }
+        let cells: Vec<String> = e
+            .algos
+            .iter()
+            .zip(&g.totals)
+            .map(|(a, t)| format!("{a} {}", fmt_ratio(t.ratio())))
+            .collect();
+        let _ = writeln!(s, "{:<30} {}", g.name, cells.join("  "));
+    }
+    s
+}
+
+/// The comparison with the paper's Fig. 5 averages: per algorithm, the
+/// overall (seen + unseen) and all-applications ratios and the paper's.
+pub fn paper_table(e: &Evaluation, groups: &[GroupResult]) -> String {
+    let mut s = String::from(
+        "| algorithm | ours, overall (seen + unseen) | ours, all applications | paper |\n\
+         |---|---:|---:|---:|\n",
+    );
+    let pick = |n: &str| groups.iter().find(|g| g.name.starts_with(n));
+    let ratio = |g: Option<&GroupResult>, k: usize| g.and_then(|g| g.totals[k].ratio());
+    let (ov, all) = (pick("overall"), pick("all"));
+    for (k, a) in e.algos.iter().enumerate() {
+        let p = e.paper[k].map_or("-".to_string(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            s,
+            "| {a} | {} | {} | {p} |",
+            fmt_ratio(ratio(ov, k)),
+            fmt_ratio(ratio(all, k))
+        );
+    }
+    s
 }
 
 /// The report body (the caller adds the title, command and commentary).
@@ -56,9 +94,9 @@ pub fn markdown(e: &Evaluation) -> String {
     let wins = e.wins();
     let _ = writeln!(
         s,
-        "\n### Wins\n\nApplications (of {}) on which each algorithm has the best bit-exact \
-         ratio (ties count for each; context algorithms excluded):\n",
-        e.apps.len()
+        "\n### Wins\n\nApplications (of {} with evaluated blocks) on which each algorithm has \
+         the best bit-exact ratio (ties count for each; context algorithms excluded):\n",
+        e.apps_with_blocks()
     );
     let _ = writeln!(s, "| algorithm | wins |\n|---|---:|");
     for (k, a) in e.algos.iter().enumerate() {
@@ -111,26 +149,24 @@ pub fn markdown(e: &Evaluation) -> String {
     for a in &e.apps {
         let blocks = a.totals.first().map_or(0, |t| t.blocks);
         let _ = write!(s, "| {} | {} | {} | {} |", a.file, a.class, a.role, blocks);
-        let mut best = (0.0, String::new());
+        let mut best: Option<(f64, &str)> = None;
         for (k, t) in a.totals.iter().enumerate() {
-            let _ = write!(s, " {} |", f3(t.ratio()));
-            if !e.context[k] && t.ratio() > best.0 {
-                best = (t.ratio(), e.algos[k].clone());
+            let _ = write!(s, " {} |", fmt_ratio(t.ratio()));
+            if let Some(r) = t.ratio().filter(|_| !e.context[k]) {
+                if best.is_none_or(|b| r > b.0) {
+                    best = Some((r, &e.algos[k]));
+                }
             }
         }
-        let r = |c: u64| {
-            if c == 0 {
-                0.0
-            } else {
-                a.file_bytes as f64 / c as f64
-            }
-        };
+        // The whole-file columns: the file has bytes even when it has no
+        // whole evaluated block.
+        let r = |c: u64| ratio_of(a.file_bytes, c, a.file_bytes);
         let _ = writeln!(
             s,
             " {} | {} | {} |",
-            f3(r(a.lz4_file_bytes)),
-            f3(r(a.zstd_file_bytes)),
-            best.1
+            fmt_ratio(r(a.lz4_file_bytes)),
+            fmt_ratio(r(a.zstd_file_bytes)),
+            best.map_or("no blocks", |b| b.1)
         );
     }
     let _ = writeln!(
@@ -148,4 +184,123 @@ pub fn total(ts: &[Totals]) -> Totals {
         t.add(x);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::AppResult;
+
+    fn totals(blocks: u64, bits: u64) -> Totals {
+        Totals {
+            blocks,
+            original_bits: 256 * blocks,
+            bits,
+            byte_bits: bits.div_ceil(8) * 8,
+        }
+    }
+
+    fn app(file: &str, class: &str, role: &str, blocks: u64) -> AppResult {
+        AppResult {
+            file: file.into(),
+            class: class.into(),
+            role: role.into(),
+            totals: vec![totals(blocks, 100 * blocks), totals(blocks, 50 * blocks)],
+            file_bytes: 32 * blocks.max(2),
+            lz4_file_bytes: 20,
+            zstd_file_bytes: 10,
+            eval_bytes: 32 * blocks,
+            lz4_eval_bytes: if blocks == 0 { 0 } else { 20 },
+            zstd_eval_bytes: if blocks == 0 { 0 } else { 10 },
+        }
+    }
+
+    /// One seen int32 application with blocks, one mixed one without a
+    /// whole block: unseen, floating point and mixed + workload are empty.
+    fn evaluation() -> Evaluation {
+        Evaluation {
+            block_bytes: 128,
+            seed: 1,
+            block_set: "test".into(),
+            algos: vec!["A".into(), "B".into()],
+            paper: vec![Some(1.5), None],
+            context: vec![false, false],
+            zstd_level: 3,
+            apps: vec![
+                app("int32/a.bin", "int32", "seen", 4),
+                app("mixed/m.bin", "mixed", "evaluation", 0),
+            ],
+        }
+    }
+
+    fn no_bogus(text: &str) {
+        for bad in ["NaN", "inf", " 0.000", "| 0.000"] {
+            assert!(!text.contains(bad), "`{bad}` in\n{text}");
+        }
+    }
+
+    #[test]
+    fn empty_groups_have_no_ratio() {
+        let e = evaluation();
+        let groups = e.groups();
+        let g = |n: &str| groups.iter().find(|g| g.name.starts_with(n)).unwrap();
+        assert!(g("unseen").is_empty());
+        assert_eq!(g("unseen").totals[0].ratio(), None);
+        assert_eq!(g("unseen").lz4_ratio, None);
+        assert_eq!(g("mixed").apps, 1);
+        assert!(g("mixed").is_empty());
+        assert_eq!(g("mixed").zstd_ratio, None);
+        assert_eq!(g("overall").totals[0].ratio(), Some(2.56));
+        assert_eq!(g("overall").zstd_ratio, Some(12.8));
+        assert_eq!(Totals::default().byte_ratio(), None);
+    }
+
+    #[test]
+    fn the_application_without_blocks_wins_nothing() {
+        let e = evaluation();
+        assert_eq!(e.wins(), vec![0, 1]);
+        assert_eq!(e.apps_with_blocks(), 1);
+    }
+
+    #[test]
+    fn markdown_shows_empty_groups_as_dashes() {
+        let e = evaluation();
+        let md = markdown(&e);
+        no_bogus(&md);
+        assert!(md.contains("| unseen | 0 | 0 | — | — | — | — |"), "{md}");
+        assert!(
+            md.contains("| mixed + workload | 1 | 0 | — | — | — | — |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| mixed/m.bin | mixed | evaluation | 0 | — | — | 3.200 | 6.400 | no blocks |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("Applications (of 1 with evaluated blocks)"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn console_summary_and_paper_table_say_no_blocks() {
+        let e = evaluation();
+        let groups = e.groups();
+        let c = console_summary(&e, &groups);
+        no_bogus(&c);
+        let unseen = c.lines().find(|l| l.starts_with("unseen")).unwrap();
+        assert!(unseen.ends_with("no blocks"), "{c}");
+        let overall = c.lines().find(|l| l.starts_with("overall")).unwrap();
+        assert!(overall.ends_with("A 2.560  B 5.120"), "{c}");
+        let p = paper_table(&e, &groups);
+        assert!(p.contains("| A | 2.560 | 2.560 | 1.50 |"), "{p}");
+        // No trainable application at all: the overall column is empty.
+        let mut only_mixed = evaluation();
+        only_mixed.apps.remove(0);
+        let p = paper_table(&only_mixed, &only_mixed.groups());
+        no_bogus(&p);
+        assert!(p.contains("| A | — | — | 1.50 |"), "{p}");
+    }
 }

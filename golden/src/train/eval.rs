@@ -18,12 +18,9 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn ratio(&self) -> f64 {
-        if self.comp_bits == 0 {
-            0.0
-        } else {
-            self.orig_bits as f64 / self.comp_bits as f64
-        }
+    /// Original over compressed bits; `None` for an empty set (no blocks).
+    pub fn ratio(&self) -> Option<f64> {
+        crate::eval::ratio_of(self.orig_bits, self.comp_bits, self.blocks)
     }
 
     pub fn add(&mut self, o: &Tally) {

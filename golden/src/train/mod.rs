@@ -38,6 +38,11 @@ pub enum TrainError {
     GroupSpec { spec: String, problem: String },
     #[error("no groups to train: a model set needs at least one predictor")]
     NoGroups,
+    #[error(
+        "the corpus has no trainable application: all {apps} of its files are of the \
+         evaluation-only classes {classes}; training needs files of int8..fp64"
+    )]
+    NothingTrainable { apps: usize, classes: String },
     #[error("max depth must be at least 1 (0 would make every byte a root)")]
     ZeroDepth,
 }
@@ -321,6 +326,12 @@ pub fn train_set(
 ) -> Result<(ModelSet, Vec<TrainedPredictor>), TrainError> {
     if spec.groups.is_empty() {
         return Err(TrainError::NoGroups);
+    }
+    if !corpus.apps.iter().any(|a| a.entry.trainable()) {
+        return Err(TrainError::NothingTrainable {
+            apps: corpus.apps.len(),
+            classes: crate::corpus::EVALUATION_ONLY_CLASSES.join("/"),
+        });
     }
     let mut trained = Vec::with_capacity(spec.groups.len());
     for g in &spec.groups {

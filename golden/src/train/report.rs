@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use crate::corpus::{AppRole, Corpus, Split};
+use crate::eval::{fmt_ratio, EMPTY_CELL};
 use crate::mpc::model::ByteRule;
 use crate::mpc::{ModelSet, BLOCK_BYTES, SYMBOLS};
 
@@ -24,12 +25,30 @@ pub struct Compared<'a> {
     pub tallies: &'a [Tally],
 }
 
+/// A tally's ratio, or `—` for an empty one.
 fn r(t: &Tally) -> String {
-    if t.blocks == 0 {
-        "-".to_string()
-    } else {
-        format!("{:.3}", t.ratio())
-    }
+    fmt_ratio(t.ratio())
+}
+
+/// One line of the paper's aggregates: `label ratio` per test set, `no
+/// blocks` for an empty one (e.g. no unseen application in a small corpus).
+pub fn summary_line(sum: &Summary) -> String {
+    let parts = [
+        ("seen", &sum.seen),
+        ("unseen", &sum.unseen),
+        ("overall", &sum.overall),
+        ("int", &sum.int),
+        ("fp", &sum.fp),
+        ("mixed/workload", &sum.evaluation),
+    ];
+    parts
+        .iter()
+        .map(|(label, t)| match t.ratio() {
+            Some(v) => format!("{label} {v:.3}"),
+            None => format!("{label}: no blocks"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The tree of a predictor, one line per non-root byte, in restore order.
@@ -225,12 +244,12 @@ pub fn render(inp: &ReportInput<'_>) -> String {
         "\n## Model use (seen + unseen test blocks)\n\n| ID | model | blocks | share |\n|---:|---|---:|---:|"
     );
     for (id, &n) in all.model_use.iter().enumerate() {
-        let _ = writeln!(
-            w,
-            "| {id} | {} | {n} | {:.1}% |",
-            set.id_name(id as u32),
-            100.0 * n as f64 / all.blocks.max(1) as f64
-        );
+        let share = if all.blocks == 0 {
+            EMPTY_CELL.to_string()
+        } else {
+            format!("{:.1}%", 100.0 * n as f64 / all.blocks as f64)
+        };
+        let _ = writeln!(w, "| {id} | {} | {n} | {share} |", set.id_name(id as u32));
     }
     // Predictors.
     let _ = writeln!(w, "\n## Predictors\n");
@@ -283,4 +302,38 @@ pub fn render(inp: &ReportInput<'_>) -> String {
         let _ = writeln!(w, "{}", inp.extra);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally(blocks: u64) -> Tally {
+        Tally {
+            blocks,
+            orig_bits: 256 * blocks,
+            comp_bits: 128 * blocks,
+            model_use: vec![blocks],
+        }
+    }
+
+    #[test]
+    fn summary_line_names_empty_test_sets() {
+        let sum = Summary {
+            seen: tally(10),
+            unseen: Tally::default(),
+            overall: tally(10),
+            int: tally(10),
+            fp: Tally::default(),
+            evaluation: Tally::default(),
+        };
+        let line = summary_line(&sum);
+        assert_eq!(
+            line,
+            "seen 2.000, unseen: no blocks, overall 2.000, int 2.000, fp: no blocks, \
+             mixed/workload: no blocks"
+        );
+        assert_eq!(r(&Tally::default()), "—");
+        assert_eq!(r(&tally(3)), "2.000");
+    }
 }
