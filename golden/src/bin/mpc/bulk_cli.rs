@@ -480,6 +480,9 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
     }
     let pool = pool(a.threads)?;
     let threads = pool.current_num_threads();
+    if data.iter().all(|d| d.is_empty()) {
+        bail!("nothing to time: the input holds 0 bytes");
+    }
     let mb: f64 = data.iter().map(|d| d.len() as f64).sum::<f64>() / 1e6;
     println!(
         "{n_files} files, {mb:.1} MB, {} stream{}, {threads} threads",
