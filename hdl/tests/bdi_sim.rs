@@ -63,11 +63,13 @@ fn test_blocks(p: &Params, table: &Table, n_random: usize) -> Vec<Vec<u8>> {
     };
     let mut v = vec![vec![0u8; bb], vec![0xff; bb]];
     let mut seed = 11u64;
+    // every delta width once (sizes sharing one behave alike)
+    let mut widths: Vec<u32> = table.sizes.iter().map(|s| s.delta_bits).collect();
+    widths.dedup();
     for base in [0x8000_0000u64, 0x1234_5678, 0x7fff_fff0, 5] {
         let base = base & wmask;
         v.push(words_to_block(&vec![base; n], k));
-        for s in &table.sizes {
-            let d = s.delta_bits;
+        for &d in &widths {
             for off in [
                 (1u64 << d) - 1,
                 1u64 << d,
@@ -135,10 +137,15 @@ fn test_blocks(p: &Params, table: &Table, n_random: usize) -> Vec<Vec<u8>> {
 }
 
 fn check(p: Params, n_random: usize) {
+    let table = Table::new(p).expect("params");
+    check_blocks(p, &test_blocks(&p, &table, n_random));
+}
+
+/// The compressor and decompressor against golden on `blocks`.
+fn check_blocks(p: Params, blocks: &[Vec<u8>]) {
     let codec = MagBdi::new(p).expect("params");
     let table = codec.table().clone();
     let bb = p.block_bytes;
-    let blocks = test_blocks(&p, &table, n_random);
     let one = Bits::from_u128(1, 1).unwrap();
     let zero = Bits::from_u128(0, 1).unwrap();
     // compressor
@@ -152,7 +159,7 @@ fn check(p: Params, n_random: usize) {
     sim.set("in_valid", &one).unwrap();
     sim.set("out_ready", &one).unwrap();
     let mut seen = std::collections::BTreeSet::new();
-    for b in &blocks {
+    for b in blocks {
         sim.set("in_block", &to_bits(b)).unwrap();
         sim.step();
         let exp = codec.encode(b);
@@ -227,6 +234,41 @@ fn check(p: Params, n_random: usize) {
         }
     }
     let _ = errors;
+    // A larger size with the delta width of the chosen one: the same
+    // fields, more (zero) padding; golden decodes it to the same block.
+    let mut aliased = 0;
+    for b in blocks {
+        let exp = codec.encode(b);
+        let Some(chosen) = table.sizes.get(exp.encoding as usize) else {
+            continue;
+        };
+        let Some(alias) = table
+            .sizes
+            .iter()
+            .rposition(|s| s.delta_bits == chosen.delta_bits)
+            .filter(|&a| a != exp.encoding as usize)
+        else {
+            continue;
+        };
+        let mut data = exp.data.clone();
+        data.resize(bb, 0);
+        let want = codec.decode(alias as u32, &data).expect("alias decodes");
+        assert_eq!(&want, b);
+        sim.set_u128("in_enc", alias as u128).unwrap();
+        sim.set("in_data", &to_bits(&data)).unwrap();
+        sim.step();
+        assert_eq!(sim.get_u128("out_error").unwrap(), 0, "{p:?} alias {alias}");
+        assert_eq!(from_bits(&sim.get("out_block").unwrap(), bb), want);
+        aliased += 1;
+    }
+    let shared = table
+        .sizes
+        .windows(2)
+        .any(|w| w[0].delta_bits == w[1].delta_bits);
+    assert!(
+        !shared || aliased > 0,
+        "{p:?}: no shared-width encoding decoded"
+    );
 }
 
 #[test]
@@ -248,6 +290,25 @@ fn other_configurations_match_golden() {
         (256, 64, 4, DeltaMode::Signed),
     ] {
         check(Params::new(b, m, k, mode), 60);
+    }
+}
+
+#[test]
+fn small_mag_configurations_match_golden() {
+    // 1-byte MAGs: at 32/1/2 sizes share delta widths (one compressor unit
+    // per width, a decompressor field select per width); 64/1/8 has 54
+    // widths (the priority select as an adder). About 80 of the test
+    // blocks (corner cases for every width, random, corpus) keep it short.
+    for (b, m, k, mode) in [
+        (32, 1, 2, DeltaMode::Unsigned),
+        (64, 1, 8, DeltaMode::Signed),
+    ] {
+        let p = Params::new(b, m, k, mode);
+        let table = Table::new(p).expect("params");
+        let all = test_blocks(&p, &table, 40);
+        let stride = (all.len() / 80).max(1);
+        let blocks: Vec<Vec<u8>> = all.into_iter().step_by(stride).collect();
+        check_blocks(p, &blocks);
     }
 }
 

@@ -35,6 +35,9 @@ const NAME: &str = "DPC";
 pub const BLOCK_BYTES: usize = 128;
 pub const SEGMENT_BYTES: usize = 4;
 pub const SECTOR_BYTES: usize = 32;
+/// Largest block: 32 sectors of the thesis's 32 bytes (the RTL's packet
+/// bus is `8 B + 1` bits, plus the mask for DF-TRUC).
+pub const MAX_BLOCK_BYTES: usize = 1024;
 
 /// Bad parameters or inputs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,6 +52,8 @@ pub enum DpcError {
     BlockSize { block: usize, sector: usize },
     #[error("DPC: {sectors} sectors per block; 1 to 32 are supported")]
     SectorCount { sectors: usize },
+    #[error("DPC: block size {block} bytes is above the {MAX_BLOCK_BYTES}-byte maximum")]
+    BlockTooLarge { block: usize },
     #[error("DPC: block of {got} bytes, this codec takes {want}-byte blocks")]
     InputSize { got: usize, want: usize },
     #[error("DPC: critical mask {mask:#x} has bits beyond the {sectors} sectors")]
@@ -75,7 +80,7 @@ impl Default for DpcParams {
 
 impl DpcParams {
     /// Segments of 1, 2, 4 or 8 bytes; a sector a multiple of the segment;
-    /// a block 1 to 32 sectors.
+    /// a block 1 to 32 sectors and at most [`MAX_BLOCK_BYTES`].
     pub fn new(block: usize, segment: usize, sector: usize) -> Result<DpcParams, DpcError> {
         if ![1, 2, 4, 8].contains(&segment) {
             return Err(DpcError::SegmentSize(segment));
@@ -89,6 +94,9 @@ impl DpcParams {
         let sectors = block / sector;
         if !(1..=32).contains(&sectors) {
             return Err(DpcError::SectorCount { sectors });
+        }
+        if block > MAX_BLOCK_BYTES {
+            return Err(DpcError::BlockTooLarge { block });
         }
         Ok(DpcParams {
             block,

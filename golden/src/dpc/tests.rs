@@ -145,6 +145,14 @@ fn bad_parameters_and_inputs() {
         DpcParams::new(128 * 9, 4, 32),
         Err(DpcError::SectorCount { sectors: 36 })
     ));
+    // 32 sectors, but above the largest block.
+    assert_eq!(
+        DpcParams::new(2048, 4, 64),
+        Err(DpcError::BlockTooLarge { block: 2048 })
+    );
+    assert!(DpcParams::new(1024, 4, 32).is_ok());
+    // A one-segment block is a geometry too (it is never coded).
+    assert!(DpcParams::new(8, 8, 8).is_ok());
     let d = Dpc::default();
     assert_eq!(
         d.encode(&[0u8; 32]),

@@ -26,7 +26,7 @@ mod tests;
 
 const NAME: &str = "MAG-BDI";
 
-/// Largest supported block (the RTL bus is `8 * block` bits, at most 4096).
+/// Largest supported block (a 4096-bit RTL bus).
 pub const MAX_BLOCK_BYTES: usize = 512;
 /// Supported base sizes in bytes.
 pub const BASE_SIZES: [usize; 3] = [2, 4, 8];

@@ -1,7 +1,8 @@
 //! `bdi_compressor`: the MAG-aware BDI compressor (docs/hw/mag-bdi.md).
 //!
 //! Per delta width `d_i` of the size table, one compressor unit `cu<i>`
-//! (the paper's Fig. 9), all in parallel on the input block:
+//! (the paper's Fig. 9; `i` the smallest size of that width), all in
+//! parallel on the input block:
 //! `cu<i>_zfit` (bit j: value j fits the zero base), `cu<i>_base` (the first
 //! value that does not), `cu<i>_delta<j>` (value minus base),
 //! `cu<i>_fits`, and `cu<i>_data` (the compressed bytes of this size).
@@ -10,7 +11,7 @@
 
 use golden::magbdi::Table;
 
-use super::fits;
+use super::{first_set, fits};
 use crate::ir::{Expr, IrError, Module};
 use crate::mpc::circuits::{k, onehot_mux, wire, Pipeline};
 
@@ -39,8 +40,15 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
         .collect::<Result<_, _>>()?;
     let mut fit_flags = Vec::new();
     let mut datas = Vec::new();
+    let mut codes = Vec::new();
     for (i, s) in table.sizes.iter().enumerate() {
         let d = s.delta_bits;
+        // A larger size with the delta width of a smaller one fits exactly
+        // when the smaller one does, so it is never chosen: no unit.
+        if table.sizes[..i].iter().any(|t| t.delta_bits == d) {
+            continue;
+        }
+        codes.push(i as u128);
         let cu = format!("cu{i}");
         // step 1: zero base
         let zfit: Vec<Expr> = vals
@@ -53,13 +61,7 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
             Expr::concat(zfit.iter().rev().cloned())?,
         )?;
         // first value the zero base cannot cover (one-hot), and the base
-        let mut first = Vec::with_capacity(n);
-        let mut all_before = Expr::bool(true);
-        for j in 0..n as u32 {
-            let miss = zfit.bit(j)?.not();
-            first.push(miss.and(&all_before)?);
-            all_before = all_before.and(&zfit.bit(j)?)?;
-        }
+        let (first, _) = first_set(&mut m, &format!("{cu}_first"), &zfit.not())?;
         let base = wire(&mut m, &format!("{cu}_base"), onehot_mux(&first, &vals)?)?;
         // step 2: deltas to the non-zero base
         let mut ok = Vec::with_capacity(n);
@@ -101,14 +103,12 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
         datas.push(data);
     }
     // priority select: smallest fitting size, else raw
-    let mut sel = Vec::with_capacity(fit_flags.len() + 1);
-    let mut none_before = Expr::bool(true);
-    for f in &fit_flags {
-        sel.push(f.and(&none_before)?);
-        none_before = none_before.and(&f.not())?;
-    }
-    sel.push(none_before);
-    let codes: Vec<Expr> = (0..sel.len() as u128)
+    let fit_vec = Expr::concat(fit_flags.iter().rev().cloned())?;
+    let (mut sel, none) = first_set(&mut m, "first_fit", &fit_vec)?;
+    sel.push(none);
+    codes.push(table.raw_code() as u128);
+    let codes: Vec<Expr> = codes
+        .into_iter()
         .map(|c| k(c, e))
         .collect::<Result<_, _>>()?;
     datas.push(in_block.expr());

@@ -1,12 +1,13 @@
 //! `bdi_decompressor`: the MAG-aware BDI decompressor (docs/hw/mag-bdi.md).
 //!
 //! The base and the bitmask sit at the same place for every size; only the
-//! delta fields move. Per size `i` the fields are cut from `in_data` and
-//! zero- or sign-extended (`sz<i>_ext<j>`); a one-hot select by `in_enc`
-//! picks them (`ext<j>`), and one adder per value adds the base where the
-//! bitmask bit is set: the paper's vector add. `in_enc` past the raw code,
-//! or non-zero padding after the deltas of the chosen size, is an error
-//! (`out_error`, `out_block` zero). Registers: `s1_block`, `s1_error`.
+//! delta fields move. Per delta width the fields are cut from `in_data` and
+//! zero- or sign-extended; a one-hot select by `in_enc` (`sel<i>`, or
+//! `sel_d<width>` for sizes sharing a width) picks them (`ext<j>`), and
+//! one adder per value adds the base where the bitmask bit is set: the
+//! paper's vector add. `in_enc` past the raw code, or non-zero padding
+//! after the deltas of the chosen size, is an error (`out_error`,
+//! `out_block` zero). Registers: `s1_block`, `s1_error`.
 
 use golden::magbdi::{DeltaMode, Table};
 
@@ -50,6 +51,9 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
 
     let mut sel = Vec::new();
     let mut pad_ok = Vec::new();
+    // sizes sharing a delta width share the field layout: one field
+    // select per width (`widths`: the width and its sizes)
+    let mut widths: Vec<(u32, Vec<usize>)> = Vec::new();
     let mut exts: Vec<Vec<Expr>> = vec![Vec::new(); n as usize];
     for (i, s) in table.sizes.iter().enumerate() {
         let d = s.delta_bits;
@@ -58,6 +62,17 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
             &format!("sel{i}"),
             eq_const(&in_enc.expr(), i as u128)?,
         )?);
+        let pad = 8 * s.bytes as u32 - s.used_bits as u32;
+        pad_ok.push(if pad == 0 {
+            Expr::bool(true)
+        } else {
+            bits(s.used_bits as u32, pad)?.reduce_or().not()
+        });
+        if let Some((_, members)) = widths.iter_mut().find(|(w, _)| *w == d) {
+            members.push(i);
+            continue;
+        }
+        widths.push((d, vec![i]));
         for j in 0..n {
             let f = bits(w + n + j * d, d)?;
             let x = if d == w {
@@ -70,13 +85,20 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
             };
             exts[j as usize].push(x);
         }
-        let pad = 8 * s.bytes as u32 - s.used_bits as u32;
-        pad_ok.push(if pad == 0 {
-            Expr::bool(true)
-        } else {
-            bits(s.used_bits as u32, pad)?.reduce_or().not()
-        });
     }
+    let width_sel = widths
+        .iter()
+        .map(|(d, members)| match members.as_slice() {
+            [only] => Ok(sel[*only].clone()),
+            _ => {
+                let any = members
+                    .iter()
+                    .skip(1)
+                    .try_fold(sel[members[0]].clone(), |a, &i| a.or(&sel[i]))?;
+                wire(&mut m, &format!("sel_d{d}"), any)
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let raw = wire(
         &mut m,
         "sel_raw",
@@ -94,7 +116,7 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
         let ext = wire(
             &mut m,
             &format!("ext{j}"),
-            onehot_mux(&sel, &exts[j as usize])?,
+            onehot_mux(&width_sel, &exts[j as usize])?,
         )?;
         let plus = ext.add(&base)?;
         vals.push(Expr::mux(&mask.bit(n - 1 - j)?, &plus, &ext)?);

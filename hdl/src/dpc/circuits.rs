@@ -4,22 +4,50 @@
 use crate::ir::{Expr, IrError, Module};
 use crate::mpc::circuits::{bits_for, k, onehot_mux, popcount, shr_var, sum, wire};
 
-/// Logical left shift of `x` by the variable `amount`, zero fill.
-pub fn shl_var(m: &mut Module, name: &str, x: &Expr, amount: &Expr) -> Result<Expr, IrError> {
+/// The top `keep` bits of `x` shifted left by the variable `amount` (zero
+/// fill): a barrel shifter, one mux stage per bit of `amount`. A named
+/// stage holds only the bits later stages read: bit `i` after the stage for
+/// amount bit `b` feeds bits `i` and `i + 2^(b+1)` of the next.
+pub fn shl_var_top(
+    m: &mut Module,
+    name: &str,
+    x: &Expr,
+    amount: &Expr,
+    keep: u32,
+) -> Result<Expr, IrError> {
+    let w = x.width();
+    let stages = amount.width();
+    // need[b]: the lowest bit read of the value after stage b (a stage
+    // whose shift is the whole width or more only zeroes: no move)
+    let mut need = vec![0u32; stages as usize];
+    let mut lo = w.saturating_sub(keep);
+    for b in (0..stages).rev() {
+        need[b as usize] = lo;
+        if let Some(shift) = 1u32.checked_shl(b).filter(|&s| s < w) {
+            lo = lo.saturating_sub(shift);
+        }
+    }
     let mut cur = x.clone();
-    for b in 0..amount.width() {
+    for b in 0..stages {
         let shift = 1u32 << b;
-        if shift >= x.width() {
+        if shift >= w {
             let rest = amount.slice(amount.width() - 1, b)?.reduce_or();
-            cur = Expr::mux(&rest, &k(0, x.width())?, &cur)?;
+            cur = Expr::mux(&rest, &k(0, w)?, &cur)?;
             break;
         }
         cur = Expr::mux(&amount.bit(b)?, &cur.shl(shift), &cur)?;
-        if b + 1 < amount.width() && (shift << 1) < x.width() {
-            cur = wire(m, &format!("{name}_sh{b}"), cur)?;
+        if b + 1 < stages && (shift << 1) < w {
+            let lo = need[b as usize];
+            let kept = wire(m, &format!("{name}_sh{b}"), cur.slice(w - 1, lo)?)?;
+            cur = if lo == 0 {
+                kept
+            } else {
+                // bits below `lo` are never read: zeros stand in for them
+                Expr::concat([kept, k(0, lo)?])?
+            };
         }
     }
-    Ok(cur)
+    cur.slice(w - 1, w - keep)
 }
 
 /// One variable-length field: `data` MSB-aligned (bits at and beyond `len`
@@ -93,9 +121,9 @@ pub fn unpack(
     )?;
     let sw = stream.width();
     let left = stream.slice(sw - 1, sw - mid as u32 * width)?;
-    let sh = shl_var(m, &format!("{name}_r"), stream, &left_len)?;
     let right_w = (n - mid) as u32 * width;
-    let right = wire(m, &format!("{name}_r"), sh.slice(sw - 1, sw - right_w)?)?;
+    let sh = shl_var_top(m, &format!("{name}_r"), stream, &left_len, right_w)?;
+    let right = wire(m, &format!("{name}_r"), sh)?;
     let mut out = unpack(m, &format!("{name}l"), &left, &lens[..mid], width)?;
     out.extend(unpack(m, &format!("{name}r"), &right, &lens[mid..], width)?);
     Ok(out)

@@ -185,7 +185,11 @@ pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
                 .collect::<Result<Vec<_>, _>>()?,
         )?;
         let es_i = s1_es.bit(i)?;
-        let pat = Expr::concat([s1_ones.bit(i)?, k(0, n - 1)?])?;
+        let pat = if n > 1 {
+            Expr::concat([s1_ones.bit(i)?, k(0, n - 1)?])?
+        } else {
+            s1_ones.bit(i)?
+        };
         fields.push(Field {
             data: Expr::mux(&es_i, &pat, &group)?,
             len: Expr::mux(&es_i, &k(1, nw)?, &nlen)?,
@@ -203,7 +207,12 @@ pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
             .map(|i| s1_es.bit(i))
             .collect::<Result<Vec<_>, _>>()?,
     )?;
-    let coded = Expr::concat([es_seq, ed.data.slice(w * n - 1, w)?])?; // top 8B bits of ES|ED
+    // the top 8B bits of ES|ED (ES alone for one segment: never coded)
+    let coded = if n > 1 {
+        Expr::concat([es_seq, ed.data.slice(w * n - 1, w)?])?
+    } else {
+        es_seq
+    };
     let coded_len = wire(
         &mut m,
         "coded_len",

@@ -60,6 +60,14 @@ pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
     let es = (0..w)
         .map(|i| wire(&mut m, &format!("es{i}"), es[i as usize].clone()))
         .collect::<Result<Vec<_>, _>>()?;
+    if n == 1 {
+        // One segment: every group's ED is one bit, whatever its ES bit says.
+        for e in &es {
+            if let Some(sig) = e.as_signal().cloned() {
+                m.mark_unused(&sig, 0, 0)?;
+            }
+        }
+    }
     let nw = bits_for(n as u64);
     let codedw = w + w * n;
     let xw = bits_for((kp + 1 + codedw) as u64).max(lw);
@@ -83,9 +91,15 @@ pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
         .map(|e| Expr::mux(e, &k(1, nw)?, &nlen))
         .collect::<Result<_, _>>()?;
     // The encoded data: everything after ES, padded to W groups of N bits.
+    // (One segment: ES fills the bus after C, no ED fits; such a packet
+    // is always longer than the bus and an error.)
     let ed_w = 8 * b - w;
-    let ed = Expr::concat([bits.slice(ed_w - 1, 0)?, k(0, w * n - ed_w)?])?;
-    let fields = unpack(&mut m, "up", &ed, &lens, n)?;
+    let fields = if ed_w > 0 {
+        let ed = Expr::concat([bits.slice(ed_w - 1, 0)?, k(0, w * n - ed_w)?])?;
+        unpack(&mut m, "up", &ed, &lens, n)?
+    } else {
+        vec![k(0, n)?; w as usize]
+    };
     let sw = 8 * p.segment_bytes() as u32;
     let mut segs = Vec::new();
     for j in 0..n {

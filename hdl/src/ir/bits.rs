@@ -7,7 +7,7 @@ use std::fmt;
 use super::error::IrError;
 
 /// Widest signal or expression the IR accepts.
-pub const MAX_WIDTH: u32 = 4096;
+pub const MAX_WIDTH: u32 = 65536;
 
 /// Checks `width` against `1..=MAX_WIDTH`.
 pub(crate) fn check_width(what: impl FnOnce() -> String, width: u64) -> Result<u32, IrError> {

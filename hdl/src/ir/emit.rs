@@ -168,7 +168,7 @@ impl<'m> Emitter<'m> {
             Expr {
                 width: x.width,
                 kind: ExprKind::Slice {
-                    arg: Box::new(Expr::from(sig)),
+                    arg: Arc::new(Expr::from(sig)),
                     hi: *hi,
                     lo: *lo,
                 },

@@ -8,8 +8,8 @@
 //! | constant                     | —                       | as given           |
 //! | signal                       | —                       | signal width       |
 //! | `x[hi:lo]`, `x[i]`           | `hi < w`, `lo <= hi`    | `hi - lo + 1`      |
-//! | `{a, b, ...}`                | any                     | sum (≤ 4096)       |
-//! | `{n{a}}`                     | any, `n >= 1`           | `n * w` (≤ 4096)   |
+//! | `{a, b, ...}`                | any                     | sum (≤ 65536)      |
+//! | `{n{a}}`                     | any, `n >= 1`           | `n * w` (≤ 65536)  |
 //! | `~a`                         | any                     | `w`                |
 //! | `a & b`, `a \| b`, `a ^ b`   | equal                   | `w`                |
 //! | `a + b`, `a - b`             | equal                   | `w` (wraps mod 2^w)|
@@ -34,6 +34,7 @@
 //! select from a name.
 
 use std::fmt;
+use std::sync::Arc;
 
 use super::bits::{check_width, Bits};
 use super::error::{brief, IrError};
@@ -115,30 +116,30 @@ pub(crate) enum ExprKind {
     Ref(Signal),
     /// `arg[hi:lo]`; `arg` is a `Ref` except for the upper bits of a sum.
     Slice {
-        arg: Box<Expr>,
+        arg: Arc<Expr>,
         hi: u32,
         lo: u32,
     },
     /// Most significant part first.
     Concat(Vec<Expr>),
     Repeat {
-        arg: Box<Expr>,
+        arg: Arc<Expr>,
         count: u32,
     },
-    Not(Box<Expr>),
+    Not(Arc<Expr>),
     Binary {
         op: BinOp,
-        lhs: Box<Expr>,
-        rhs: Box<Expr>,
+        lhs: Arc<Expr>,
+        rhs: Arc<Expr>,
     },
     Reduce {
         op: ReduceOp,
-        arg: Box<Expr>,
+        arg: Arc<Expr>,
     },
     Mux {
-        cond: Box<Expr>,
-        then: Box<Expr>,
-        els: Box<Expr>,
+        cond: Arc<Expr>,
+        then: Arc<Expr>,
+        els: Arc<Expr>,
     },
 }
 
@@ -358,7 +359,7 @@ impl Expr {
         Ok(Expr {
             width: self.width * count,
             kind: ExprKind::Repeat {
-                arg: Box::new(self.clone()),
+                arg: Arc::new(self.clone()),
                 count,
             },
         })
@@ -376,7 +377,7 @@ impl Expr {
         }
         Expr {
             width: self.width,
-            kind: ExprKind::Not(Box::new(self.clone())),
+            kind: ExprKind::Not(Arc::new(self.clone())),
         }
     }
 
@@ -456,8 +457,8 @@ impl Expr {
             width: if op.is_compare() { 1 } else { self.width },
             kind: ExprKind::Binary {
                 op,
-                lhs: Box::new(self.clone()),
-                rhs: Box::new(rhs.clone()),
+                lhs: Arc::new(self.clone()),
+                rhs: Arc::new(rhs.clone()),
             },
         })
     }
@@ -491,7 +492,7 @@ impl Expr {
             width: 1,
             kind: ExprKind::Reduce {
                 op,
-                arg: Box::new(self.clone()),
+                arg: Arc::new(self.clone()),
             },
         }
     }
@@ -519,9 +520,9 @@ impl Expr {
         Ok(Expr {
             width: then.width,
             kind: ExprKind::Mux {
-                cond: Box::new(cond.clone()),
-                then: Box::new(then.clone()),
-                els: Box::new(els.clone()),
+                cond: Arc::new(cond.clone()),
+                then: Arc::new(then.clone()),
+                els: Arc::new(els.clone()),
             },
         })
     }
@@ -570,7 +571,7 @@ impl Expr {
         let raw = |arg: &Expr| Expr {
             width,
             kind: ExprKind::Slice {
-                arg: Box::new(arg.clone()),
+                arg: Arc::new(arg.clone()),
                 hi,
                 lo,
             },
@@ -629,8 +630,8 @@ impl Expr {
                     width,
                     kind: ExprKind::Binary {
                         op: *op,
-                        lhs: Box::new(lhs.slice_unchecked(hi, lo)),
-                        rhs: Box::new(rhs.slice_unchecked(hi, lo)),
+                        lhs: Arc::new(lhs.slice_unchecked(hi, lo)),
+                        rhs: Arc::new(rhs.slice_unchecked(hi, lo)),
                     },
                 },
                 BinOp::Add | BinOp::Sub => {
@@ -640,8 +641,8 @@ impl Expr {
                         width: hi + 1,
                         kind: ExprKind::Binary {
                             op: *op,
-                            lhs: Box::new(lhs.slice_unchecked(hi, 0)),
-                            rhs: Box::new(rhs.slice_unchecked(hi, 0)),
+                            lhs: Arc::new(lhs.slice_unchecked(hi, 0)),
+                            rhs: Arc::new(rhs.slice_unchecked(hi, 0)),
                         },
                     };
                     if lo == 0 {
@@ -658,8 +659,8 @@ impl Expr {
                 width,
                 kind: ExprKind::Mux {
                     cond: cond.clone(),
-                    then: Box::new(then.slice_unchecked(hi, lo)),
-                    els: Box::new(els.slice_unchecked(hi, lo)),
+                    then: Arc::new(then.slice_unchecked(hi, lo)),
+                    els: Arc::new(els.slice_unchecked(hi, lo)),
                 },
             },
         }
@@ -693,7 +694,7 @@ impl Expr {
     /// Rebuilds the tree bottom-up, letting `f` replace each node after its
     /// children were rebuilt. `f` must preserve widths.
     pub(crate) fn rewrite(&self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
-        let b = |e: &Expr, f: &mut dyn FnMut(Expr) -> Expr| Box::new(e.rewrite(f));
+        let b = |e: &Expr, f: &mut dyn FnMut(Expr) -> Expr| Arc::new(e.rewrite(f));
         let kind = match &self.kind {
             ExprKind::Const(_) | ExprKind::Ref(_) => self.kind.clone(),
             ExprKind::Slice { arg, hi, lo } => ExprKind::Slice {
