@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn models() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../models")
@@ -29,7 +30,12 @@ fn run(exe: &str, args: &[&str], build: &Path) -> (Output, String) {
 }
 
 fn assert_refused(exe: &str, args: &[&str], needles: &[&str]) {
-    let build = scratch("refused");
+    // a directory of its own: the tests run in parallel
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let build = scratch(&format!(
+        "refused-{}",
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    ));
     let (out, err) = run(exe, args, &build);
     assert_eq!(out.status.code(), Some(2), "{exe} {args:?}: {err}");
     for n in needles {
