@@ -226,3 +226,201 @@ fn no_predictors() {
     let head = GOOD.split("[[predictor]]").next().unwrap_or_default();
     assert_field(head, "predictor", "at least one predictor");
 }
+
+/// The example file with `line` inserted after the line `after`.
+fn with_line_after(after: &str, line: &str) -> String {
+    assert!(GOOD.contains(after), "example lacks {after:?}");
+    GOOD.replacen(after, &format!("{after}\n{line}"), 1)
+}
+
+#[test]
+fn oversized_model_file_fails_before_parsing() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("model-loader-big");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join("model.toml");
+    // a sparse 100 MB file: nothing is written, reading it would take long
+    let f = std::fs::File::create(&path).expect("create");
+    f.set_len(100_000_000).expect("set_len");
+    drop(f);
+    let t0 = std::time::Instant::now();
+    let e = ModelSet::load(&dir).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    assert!(msg.contains("100000000 bytes"), "names the size: {msg}");
+    assert!(msg.contains("2097152"), "names the limit: {msg}");
+    assert!(t0.elapsed().as_secs() < 5, "took {:?}", t0.elapsed());
+    // the hash reads the same bounded way
+    let e = golden::mpc::model::file_sha256(&dir).unwrap_err();
+    assert!(e.to_string().contains("2097152"), "{e}");
+    let _ = std::fs::remove_file(&path);
+    // text handed to `parse` directly is bounded the same way
+    let text = format!("{GOOD}\n{}", "#".repeat(2 << 20));
+    let e = err_of(&text);
+    assert!(e.to_string().contains("2097152"), "{e}");
+}
+
+#[test]
+fn largest_possible_set_is_far_below_the_size_limit() {
+    // 255 predictors (256 model IDs with the raw escape) with explicit
+    // reorders and long names: the canonical text must load.
+    let mut set = ModelSet::parse(
+        &GOOD.replace("zero_block = true", "zero_block = false"),
+        "t",
+    )
+    .expect("valid");
+    set.custom.same_words = false;
+    let p = set.predictors[0].clone();
+    set.predictors = (0..255)
+        .map(|i| {
+            let mut q = p.clone();
+            q.name = format!("{i:0>64}");
+            q.reorder = std::array::from_fn(|o| (255 - o) as u8);
+            q
+        })
+        .collect();
+    let text = set.to_toml();
+    assert!(text.len() < 1 << 20, "{} bytes", text.len());
+    let back = ModelSet::parse(&text, "t").expect("largest set loads");
+    assert_eq!(back.id_count(), 256);
+}
+
+#[test]
+fn too_many_predictor_tables_are_counted_not_parsed() {
+    // 300 empty tables: the count is reported, not the first missing key
+    let text = format!("{GOOD}{}", "[[predictor]]\n".repeat(300));
+    assert_field(&text, "predictor", "too many models");
+    assert!(err_of(&text).to_string().contains("303 predictors"));
+}
+
+#[test]
+fn too_many_classes() {
+    let classes: Vec<String> = (0..300).map(|i| format!("\"c{i}\"")).collect();
+    let text = GOOD.replace(
+        "classes = []",
+        &format!("classes = [{}]", classes.join(", ")),
+    );
+    assert_field(&text, "provenance.classes", "at most 256");
+    let text = GOOD.replace("classes = []", "classes = [\"int8\", 3]");
+    assert_field(&text, "provenance.classes[1]", "expected a string");
+}
+
+#[test]
+fn set_names_that_are_not_safe_file_names() {
+    for bad in [
+        "/tmp/x/absolute",
+        "../..",
+        "a/b",
+        ".hidden",
+        "-flag",
+        "quote\\\"d",
+        "back\\\\slash",
+        "new\\nline",
+        "sp ace",
+        "ümlaut",
+    ] {
+        let text = GOOD.replace("name = \"example\"", &format!("name = \"{bad}\""));
+        assert_field(&text, "name", "A-Z");
+    }
+    let long = "n".repeat(65);
+    let text = GOOD.replace("name = \"example\"", &format!("name = \"{long}\""));
+    assert_field(&text, "name", "at most 64");
+    let text = GOOD.replace("name = \"example\"", "name = \"\"");
+    assert_field(&text, "name", "empty");
+    // the allowed characters
+    let text = GOOD.replace("name = \"example\"", "name = \"Set_2.v-1\"");
+    ModelSet::parse(&text, "t").expect("letters, digits, _ . - are allowed");
+}
+
+#[test]
+fn predictor_names_that_are_not_safe_file_names() {
+    let text = GOOD.replacen("name = \"word-stride\"", "name = \"../w\"", 1);
+    assert_field(&text, "predictor[0].name", "A-Z");
+    let text = GOOD.replacen("name = \"byte-stride\"", "name = \"b\\\"\"", 1);
+    assert_field(&text, "predictor[2].name", "A-Z");
+}
+
+#[test]
+fn unknown_keys_name_their_path() {
+    let text = with_line_after("same_words = true", "colour = true");
+    assert_field(&text, "custom.colour", "unknown key");
+    let text = with_line_after("corpus = \"none\"", "note = \"typo\"");
+    assert_field(&text, "provenance.note", "notes");
+    let text = with_line_after("reorder = \"identity\"", "bases = []");
+    assert_field(&text, "predictor[0].bases", "unknown key");
+    let text = GOOD.replace("name = \"example\"", "name = \"example\"\ncolour = 3");
+    assert_field(&text, "colour", "unknown key");
+}
+
+#[test]
+fn wrong_types_name_the_field_and_what_was_expected() {
+    // the third predictor
+    let mut n = 0;
+    let text: String = GOOD
+        .lines()
+        .map(|l| {
+            if l.starts_with("reorder = ") {
+                n += 1;
+                if n == 3 {
+                    return "reorder = 7\n".to_string();
+                }
+            }
+            format!("{l}\n")
+        })
+        .collect();
+    assert_field(
+        &text,
+        "predictor[2].reorder",
+        "\"identity\" or a list of 256",
+    );
+    assert_field(
+        &with_reorder0("[1, \"two\"]"),
+        "predictor[0].reorder",
+        "256 entries",
+    );
+    let mut v: Vec<String> = (0..256).map(|i| i.to_string()).collect();
+    v[4] = "\"four\"".into();
+    assert_field(
+        &with_reorder0(&format!("[{}]", v.join(", "))),
+        "predictor[0].reorder[4]",
+        "expected an integer",
+    );
+    let text = with_bytes0(&[]).replacen("bytes = []", "bytes = 5", 1);
+    assert_field(&text, "predictor[0].bytes", "expected a list of 32");
+    let mut b: Vec<String> = word_stride().iter().map(|s| format!("\"{s}\"")).collect();
+    b[3] = "3".into();
+    let text = with_bytes0(&[]).replacen("bytes = []", &format!("bytes = [{}]", b.join(", ")), 1);
+    assert_field(&text, "predictor[0].bytes[3]", "expected a string");
+    assert_field(
+        &GOOD.replace("version = 1", "version = \"1\""),
+        "version",
+        "expected an integer",
+    );
+    assert_field(
+        &GOOD.replace("selection = \"zero-run\"", "selection = 1"),
+        "selection",
+        "zero-run",
+    );
+    assert_field(
+        &GOOD.replace("zero_block = true", "zero_block = \"yes\""),
+        "custom.zero_block",
+        "true or false",
+    );
+    assert_field(
+        &GOOD.replace(
+            "[custom]\nzero_block = true\nsame_words = true\n",
+            "custom = 1\n",
+        ),
+        "custom",
+        "expected a table",
+    );
+    assert_field(
+        &GOOD.replace("date = \"2026-11-21\"", "date = 2026-11-21"),
+        "provenance.date",
+        "expected a string",
+    );
+    assert_field(
+        &GOOD.replace("tool = \"hand-written\"\n", ""),
+        "provenance.tool",
+        "missing",
+    );
+}

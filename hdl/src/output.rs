@@ -23,6 +23,15 @@ pub fn write_unit_dir(
     Ok(paths)
 }
 
+/// `value` as pretty-printed JSON with a final newline (the text of a
+/// `params.json`).
+pub fn json_text<T: serde::Serialize>(value: &T) -> String {
+    // Plain structs of strings and numbers always serialise.
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
 /// The Verilog of built modules, in order, each with its submodules and
 /// `header` (shared by the MPC, BDI and DPC generators).
 pub fn emit_modules(

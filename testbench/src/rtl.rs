@@ -9,12 +9,9 @@ use golden::mpc::ModelSet;
 /// RTL problems.
 #[derive(Debug, thiserror::Error)]
 pub enum RtlError {
-    #[error("cannot load model set {path}: {source}")]
-    Model {
-        path: PathBuf,
-        #[source]
-        source: golden::mpc::ModelError,
-    },
+    /// The model set cannot be loaded (the message names the file).
+    #[error(transparent)]
+    Model(#[from] golden::mpc::ModelError),
     #[error("generating the RTL of {path} failed: {message}")]
     Generate { path: PathBuf, message: String },
     #[error("cannot read {path}: {source}")]
@@ -32,6 +29,39 @@ pub enum RtlError {
         found: u64,
         expected: u64,
     },
+    #[error("{path}: not a params.json of generated MPC units: {message}")]
+    ParamsFile { path: PathBuf, message: String },
+    #[error("{0}")]
+    WrongModel(Box<ModelMismatch>),
+}
+
+/// Units generated from another model set than the one given.
+#[derive(Debug)]
+pub struct ModelMismatch {
+    pub dir: PathBuf,
+    /// `params.json` or the Verilog file that names the other set.
+    pub source_file: PathBuf,
+    pub rtl_set: String,
+    pub rtl_sha: String,
+    pub model: PathBuf,
+    pub model_sha: String,
+}
+
+impl std::fmt::Display for ModelMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let model = self.model.display();
+        write!(
+            f,
+            "the RTL in {} was generated from model set {} (model.toml SHA-256 {}, per {}), \
+             not from {model} (SHA-256 {}); generate the units of {model} (gen --model \
+             {model}, or cosim without --rtl) or pass the model set the RTL was generated from",
+            self.dir.display(),
+            self.rtl_set,
+            self.rtl_sha,
+            self.source_file.display(),
+            self.model_sha,
+        )
+    }
 }
 
 /// The numbers a testbench needs (`params.json`).
@@ -51,8 +81,8 @@ impl Params {
         Params {
             header_bits: set.header_bits(),
             max_bits: set.max_bits(),
-            compressor_latency: 3,
-            decompressor_latency: 4,
+            compressor_latency: hdl::mpc::COMPRESSOR_LATENCY as usize,
+            decompressor_latency: hdl::mpc::DECOMPRESSOR_LATENCY as usize,
         }
     }
 }
@@ -66,20 +96,79 @@ pub struct Rtl {
     pub params: Params,
 }
 
-/// The number after `"key":` in a flat JSON text.
-fn json_number(text: &str, key: &str) -> Option<u64> {
-    let at = text.find(&format!("\"{key}\""))?;
-    let rest = &text[at + key.len() + 2..];
-    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
-    let end = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
-    rest[..end].parse().ok()
+/// What the testbench reads from a `params.json` ([`hdl::mpc::ParamsFile`]
+/// written by `gen`); every key is optional so that a hand-written file
+/// may give only some numbers.
+#[derive(Debug, Default, serde::Deserialize)]
+struct ParamsJson {
+    model_set: Option<String>,
+    model_sha256: Option<String>,
+    header_bits: Option<u64>,
+    max_bits: Option<u64>,
+    compressor_latency: Option<usize>,
+    decompressor_latency: Option<usize>,
+}
+
+/// Largest `params.json` read (a generated one is well under 2 KiB, plus
+/// 64 characters per model ID).
+const MAX_PARAMS_BYTES: u64 = 1 << 20;
+
+fn read_params_json(path: &Path) -> Result<ParamsJson, RtlError> {
+    use std::io::Read;
+    let io = |source| RtlError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_PARAMS_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_PARAMS_BYTES {
+        return Err(RtlError::ParamsFile {
+            path: path.to_path_buf(),
+            message: format!("larger than {MAX_PARAMS_BYTES} bytes"),
+        });
+    }
+    parse_params_json(path, &text)
+}
+
+fn parse_params_json(path: &Path, text: &str) -> Result<ParamsJson, RtlError> {
+    serde_json::from_str(text).map_err(|e| RtlError::ParamsFile {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// The model-set identity in a generated Verilog file's header comment
+/// (`// Model set: NAME (...)` and `// Model SHA-256: HEX`), if it has one.
+fn verilog_identity(path: &Path) -> Result<Option<(String, String)>, RtlError> {
+    use std::io::{BufRead, BufReader};
+    let f = std::fs::File::open(path).map_err(|source| RtlError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut name = None;
+    // The header is the first lines of the file; a module starts after it.
+    for line in BufReader::new(f).lines().take(32) {
+        let Ok(line) = line else { break };
+        if let Some(rest) = line.strip_prefix("// Model set: ") {
+            name = rest.split(" (").next().map(str::to_string);
+        } else if let Some(sha) = line.strip_prefix("// Model SHA-256: ") {
+            return Ok(Some((name.unwrap_or_default(), sha.trim().to_string())));
+        } else if !line.starts_with("//") && !line.trim().is_empty() {
+            break;
+        }
+    }
+    Ok(None)
 }
 
 /// Load the units in `dir` (from `files.f`, else every `*.v`), with the
 /// numbers of `params.json` when present (checked against the model set).
-pub fn load(dir: &Path, set: &ModelSet) -> Result<Rtl, RtlError> {
+/// When `params.json` or the Verilog headers name the model set the units
+/// were generated from, its SHA-256 must be that of `model`'s file.
+pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| RtlError::Io { path, source }
@@ -114,15 +203,35 @@ pub fn load(dir: &Path, set: &ModelSet) -> Result<Rtl, RtlError> {
             dir: dir.to_path_buf(),
         });
     }
+    let model_sha = golden::mpc::model::file_sha256(model)?;
+    let wrong = |source_file: &Path, rtl_set: &str, rtl_sha: &str| {
+        RtlError::WrongModel(Box::new(ModelMismatch {
+            dir: dir.to_path_buf(),
+            source_file: source_file.to_path_buf(),
+            rtl_set: if rtl_set.is_empty() {
+                "(unnamed)".to_string()
+            } else {
+                rtl_set.to_string()
+            },
+            rtl_sha: rtl_sha.to_string(),
+            model: model.to_path_buf(),
+            model_sha: model_sha.clone(),
+        }))
+    };
     let mut params = Params::of(set);
     let pj = dir.join("params.json");
     if pj.is_file() {
-        let text = std::fs::read_to_string(&pj).map_err(io(&pj))?;
-        for (key, want) in [
-            ("header_bits", params.header_bits as u64),
-            ("max_bits", params.max_bits as u64),
+        let file = read_params_json(&pj)?;
+        if let Some(sha) = &file.model_sha256 {
+            if !sha.eq_ignore_ascii_case(&model_sha) {
+                return Err(wrong(&pj, file.model_set.as_deref().unwrap_or(""), sha));
+            }
+        }
+        for (key, found, want) in [
+            ("header_bits", file.header_bits, params.header_bits as u64),
+            ("max_bits", file.max_bits, params.max_bits as u64),
         ] {
-            if let Some(found) = json_number(&text, key) {
+            if let Some(found) = found {
                 if found != want {
                     return Err(RtlError::Params {
                         path: pj,
@@ -133,11 +242,18 @@ pub fn load(dir: &Path, set: &ModelSet) -> Result<Rtl, RtlError> {
                 }
             }
         }
-        if let Some(l) = json_number(&text, "compressor_latency") {
-            params.compressor_latency = l as usize;
+        if let Some(l) = file.compressor_latency {
+            params.compressor_latency = l;
         }
-        if let Some(l) = json_number(&text, "decompressor_latency") {
-            params.decompressor_latency = l as usize;
+        if let Some(l) = file.decompressor_latency {
+            params.decompressor_latency = l;
+        }
+    }
+    for f in &files {
+        if let Some((name, sha)) = verilog_identity(f)? {
+            if !sha.eq_ignore_ascii_case(&model_sha) {
+                return Err(wrong(f, &name, &sha));
+            }
         }
     }
     Ok(Rtl {
@@ -149,10 +265,7 @@ pub fn load(dir: &Path, set: &ModelSet) -> Result<Rtl, RtlError> {
 
 /// Load a model set with a clear error.
 pub fn load_set(dir: &Path) -> Result<ModelSet, RtlError> {
-    ModelSet::load(dir).map_err(|source| RtlError::Model {
-        path: dir.to_path_buf(),
-        source,
-    })
+    Ok(ModelSet::load(dir)?)
 }
 
 /// Generate both units of the model set in `set_dir` into `out_dir` with
@@ -166,7 +279,7 @@ pub fn generate(set_dir: &Path, out_dir: &Path) -> Result<Rtl, RtlError> {
             message: e.to_string(),
         }
     })?;
-    load(out_dir, &set)
+    load(out_dir, &set, set_dir)
 }
 
 #[cfg(test)]
@@ -174,12 +287,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_params_json_numbers() {
-        let t = r#"{ "model_set": "example", "header_bits": 3, "max_bits" : 259,
-  "compressor_latency": 3, "decompressor_latency": 4 }"#;
-        assert_eq!(json_number(t, "header_bits"), Some(3));
-        assert_eq!(json_number(t, "max_bits"), Some(259));
-        assert_eq!(json_number(t, "decompressor_latency"), Some(4));
-        assert_eq!(json_number(t, "missing"), None);
+    fn reads_params_json_keys_in_any_layout() {
+        let p = Path::new("dir/params.json");
+        let j = parse_params_json(
+            p,
+            r#"{ "model_set": "example", "header_bits": 3, "max_bits" : 259,
+  "compressor_latency": 3, "decompressor_latency": 4, "extra": [1, {"a": "}"}] }"#,
+        )
+        .expect("valid");
+        assert_eq!(j.header_bits, Some(3));
+        assert_eq!(j.max_bits, Some(259));
+        assert_eq!(j.decompressor_latency, Some(4));
+        assert_eq!(j.model_sha256, None);
+        let e = parse_params_json(p, r#"{ "header_bits": "three" }"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("dir/params.json") && e.contains("invalid type"),
+            "{e}"
+        );
     }
 }

@@ -263,7 +263,7 @@ fn gtkw_for_dump(vcd: &Path) {
 /// Generate (or load) the RTL of the configuration.
 pub fn prepare_rtl(cfg: &Config, set: &ModelSet) -> Result<Rtl, RunError> {
     Ok(match &cfg.rtl {
-        Some(dir) => rtl::load(dir, set)?,
+        Some(dir) => rtl::load(dir, set, &cfg.model)?,
         None => rtl::generate(&cfg.model, &cfg.build.join(&set.name))?,
     })
 }

@@ -79,7 +79,7 @@ impl Schedule {
             return Schedule::free();
         }
         let mut rng = Rng::fork(cfg.seed, 3);
-        let p = cfg.stall.clamp(0.0, 0.95);
+        let p = cfg.stall.clamp(0.0, 1.0);
         let len = ((blocks as f64) * (1.0 + 3.0 * p) + 64.0) as usize;
         let mut cycles = Vec::with_capacity(len);
         while p > 0.0 && cycles.len() < len {
@@ -377,6 +377,21 @@ pub fn model_run(s: &Schedule, stages: usize, n: u64, max_cycles: u64) -> ModelR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stall_probability_one_is_used_as_given_and_still_delivers() {
+        let cfg = |stall| ScheduleConfig {
+            stall,
+            resets: 0,
+            seed: 4,
+        };
+        let one = Schedule::generate(&cfg(1.0), 2000, 3);
+        let almost = Schedule::generate(&cfg(0.95), 2000, 3);
+        // `1` is not cut to another probability
+        assert_ne!(one.cycles, almost.cycles);
+        let run = model_run(&one, 3, 2000, 1 << 30);
+        assert_eq!(run.deliveries.len(), 2000);
+    }
 
     #[test]
     fn text_round_trip() {

@@ -558,8 +558,8 @@ pub enum SimArg {
 pub struct StreamArgs {
     #[arg(long, value_enum, default_value = "both")]
     pub sim: SimArg,
-    /// Vectors per unit.
-    #[arg(long, short, default_value_t = 1000)]
+    /// Vectors per unit (at least 1).
+    #[arg(long, short, default_value_t = 1000, value_parser = at_least_one)]
     pub blocks: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -570,8 +570,8 @@ pub struct StreamArgs {
     pub no_corpus: bool,
     #[arg(long, default_value = "build")]
     pub build: PathBuf,
-    /// Stall probability of the random schedule segments.
-    #[arg(long, default_value_t = 0.2)]
+    /// Stall probability of the random schedule segments, in [0, 1].
+    #[arg(long, default_value_t = 0.2, value_parser = probability)]
     pub stall: f64,
     /// Mid-stream reset pulses.
     #[arg(long, default_value_t = 2)]
@@ -639,10 +639,53 @@ pub fn exit_code(tool: &str, res: anyhow::Result<bool>) -> std::process::ExitCod
         Ok(true) => std::process::ExitCode::SUCCESS,
         Ok(false) => std::process::ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("{tool}: error: {e:#}");
+            eprintln!("{tool}: error: {}", error_text(&e));
             std::process::ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes on one line, `outer: inner: ...`, each cause
+/// said once: a cause whose text already ends the line so far (an error
+/// that prints its source in its own message) is left out.
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// Command-line parser of a count that must be at least 1 (`--blocks`,
+/// `--jobs`).
+pub fn at_least_one(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    if n == 0 {
+        return Err("must be at least 1".to_string());
+    }
+    Ok(n)
+}
+
+/// Command-line parser of a probability: a number in [0, 1] (`--stall`).
+pub fn probability(s: &str) -> Result<f64, String> {
+    let p: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if !(0.0..=1.0).contains(&p) {
+        return Err(format!("{p} is not a probability in [0, 1]"));
+    }
+    Ok(p)
 }
 
 /// For the integration tests: whether Icarus is installed; prints why the

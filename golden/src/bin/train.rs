@@ -6,11 +6,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use golden::corpus::{Corpus, Split};
 use golden::eval::fmt_ratio;
-use golden::mpc::model::{CustomModels, Selection, MODEL_FILE};
+use golden::mpc::model::{check_name, CustomModels, Selection, MODEL_FILE};
 use golden::mpc::ModelSet;
 use golden::train::eval::{evaluate, Summary, Tally};
 use golden::train::report::{render, summary_line, Compared, ReportInput};
@@ -206,6 +206,15 @@ fn main() -> Result<()> {
             .filter(|s| !s.is_empty())
             .context("cannot derive a set name from --out; pass --name")?,
     };
+    // The names become a directory, file names and JSON strings: checked
+    // before the corpus is read, with the rule of the model-file loader.
+    check_name(&name).map_err(|problem| {
+        anyhow!("set name {name:?} (--name, or the last part of --out): {problem}")
+    })?;
+    for g in &groups {
+        check_name(&g.name)
+            .map_err(|problem| anyhow!("group name {:?} (--groups): {problem}", g.name))?;
+    }
     if cli.max_depth == Some(0) || cli.depth_sweep.contains(&0) {
         bail!("a max depth must be at least 1");
     }

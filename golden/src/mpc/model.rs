@@ -21,6 +21,15 @@ pub const MAX_SHIFT: i8 = 7;
 /// Largest number of model IDs (custom + predictors + raw escape) so that the
 /// header fits in 8 bits.
 pub const MAX_MODEL_IDS: usize = 256;
+/// Largest model file accepted, in bytes (2 MiB), checked before anything is
+/// parsed. A set of 256 model IDs with explicit reorders and 64-character
+/// names takes about 0.4 MiB in the canonical layout; the shipped sets take
+/// 1.5 to 14 KiB. Parsing a file of this size takes well under a second.
+pub const MAX_MODEL_FILE_BYTES: u64 = 2 << 20;
+/// Longest set or predictor name, in characters.
+pub const MAX_NAME_LEN: usize = 64;
+/// Most entries of `provenance.classes`.
+pub const MAX_CLASSES: usize = 256;
 
 /// How one byte position is predicted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -123,6 +132,7 @@ impl fmt::Display for Selection {
 
 /// Which custom models are present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CustomModels {
     /// All 32 bytes zero: header only.
     pub zero_block: bool,
@@ -132,6 +142,7 @@ pub struct CustomModels {
 
 /// Where a model set came from.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Provenance {
     /// Tool that produced the file (`train`, `hand-written`, ...).
     pub tool: String,
@@ -176,6 +187,16 @@ pub enum ModelError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "model file {file} is too large: {size}; the limit is {limit} bytes \
+         (a set of 256 model IDs takes about 0.4 MiB)"
+    )]
+    TooLarge {
+        file: String,
+        /// `N bytes`, or `more than N bytes` for a file read as a stream.
+        size: String,
+        limit: u64,
+    },
     #[error("{file}: not valid TOML for a model set: {message}")]
     Syntax { file: String, message: String },
     #[error("{file}: field `{field}` = {value}: {problem}")]
@@ -199,8 +220,9 @@ impl ModelError {
 
 // ---- on-disk representation -------------------------------------------------
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// What `to_toml` writes. Reading goes through [`toml::Table`] and the
+/// checks of [`ModelSet::parse`], so that every problem names its field.
+#[derive(Serialize)]
 struct FileModelSet {
     format: String,
     version: u32,
@@ -208,19 +230,18 @@ struct FileModelSet {
     selection: String,
     custom: CustomModels,
     provenance: Provenance,
-    #[serde(default, rename = "predictor")]
+    #[serde(rename = "predictor")]
     predictors: Vec<FilePredictor>,
 }
 
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Serialize)]
 struct FilePredictor {
     name: String,
     bytes: Vec<String>,
     reorder: ReorderField,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 #[serde(untagged)]
 enum ReorderField {
     Named(String),
@@ -245,6 +266,146 @@ impl Ctx<'_> {
             problem: problem.into(),
         }
     }
+
+    /// The table at `path` (`""` for the root), with every key checked
+    /// against `keys`.
+    fn table<'a>(
+        &'a self,
+        path: &str,
+        table: &'a toml::Table,
+        keys: &'static [&'static str],
+    ) -> Result<Obj<'a>, ModelError> {
+        let obj = Obj {
+            cx: self,
+            path: path.to_string(),
+            table,
+        };
+        if let Some((k, v)) = table.iter().find(|(k, _)| !keys.contains(&k.as_str())) {
+            let where_ = if path.is_empty() {
+                "the top level".to_string()
+            } else {
+                format!("`{path}`")
+            };
+            return Err(self.err(
+                obj.at(k),
+                describe(v),
+                format!("unknown key; {where_} takes {}", keys.join(", ")),
+            ));
+        }
+        Ok(obj)
+    }
+}
+
+/// A short rendering of a TOML value for error messages.
+fn describe(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => quoted(s),
+        toml::Value::Array(a) => format!("a list of {} entries", a.len()),
+        toml::Value::Table(_) => "a table".to_string(),
+        toml::Value::Datetime(d) => d.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// `s` in quotes with escapes, cut to 80 characters.
+fn quoted(s: &str) -> String {
+    const MAX: usize = 80;
+    if s.chars().count() > MAX {
+        let head: String = s.chars().take(MAX).collect();
+        format!("{head:?}... ({} characters)", s.chars().count())
+    } else {
+        format!("{s:?}")
+    }
+}
+
+/// A TOML table being read: its path for errors and typed getters.
+struct Obj<'a> {
+    cx: &'a Ctx<'a>,
+    path: String,
+    table: &'a toml::Table,
+}
+
+impl<'a> Obj<'a> {
+    fn at(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.path)
+        }
+    }
+
+    fn required(&self, key: &str) -> Result<&'a toml::Value, ModelError> {
+        self.table.get(key).ok_or_else(|| {
+            self.cx
+                .err(self.at(key), "(missing)", "required key is missing")
+        })
+    }
+
+    fn type_err(&self, key: &str, v: &toml::Value, expected: &str) -> ModelError {
+        self.cx.err(
+            self.at(key),
+            describe(v),
+            format!("expected {expected}, found {}", v.type_str()),
+        )
+    }
+
+    fn string(&self, key: &str) -> Result<&'a str, ModelError> {
+        let v = self.required(key)?;
+        v.as_str().ok_or_else(|| self.type_err(key, v, "a string"))
+    }
+
+    fn opt_string(&self, key: &str) -> Result<Option<&'a str>, ModelError> {
+        match self.table.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_str()
+                .map(Some)
+                .ok_or_else(|| self.type_err(key, v, "a string")),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> Result<bool, ModelError> {
+        let v = self.required(key)?;
+        v.as_bool()
+            .ok_or_else(|| self.type_err(key, v, "true or false"))
+    }
+
+    fn sub_table(&self, key: &str, keys: &'static [&'static str]) -> Result<Obj<'a>, ModelError> {
+        let v = self.required(key)?;
+        let t = v
+            .as_table()
+            .ok_or_else(|| self.type_err(key, v, &format!("a table `[{}]`", self.at(key))))?;
+        self.cx.table(&self.at(key), t, keys)
+    }
+}
+
+/// Whether `name` may name a model set or a predictor: it becomes a
+/// directory name (`build/<set name>/`), a file name and a JSON string, so
+/// only `A-Z a-z 0-9 _ . -`, not starting with `.` or `-`, 1 to
+/// [`MAX_NAME_LEN`] characters.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("must not be empty".to_string());
+    }
+    let n = name.chars().count();
+    if n > MAX_NAME_LEN {
+        return Err(format!("{n} characters; a name has at most {MAX_NAME_LEN}"));
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    if let Some(c) = name.chars().find(|&c| !allowed(c)) {
+        return Err(format!(
+            "character {c:?} is not allowed; a name uses only A-Z a-z 0-9 _ . - \
+             (it becomes a directory and file name)"
+        ));
+    }
+    if name.starts_with('.') || name.starts_with('-') {
+        return Err(
+            "must not start with `.` or `-`; a name uses only A-Z a-z 0-9 _ . - \
+             and starts with a letter, digit or `_`"
+                .to_string(),
+        );
+    }
+    Ok(())
 }
 
 /// Parse one byte rule string: `root`, `B`, `B<<k` or `B>>k`.
@@ -287,81 +448,138 @@ fn parse_shift(k: &str) -> Result<i8, String> {
 impl ModelSet {
     /// Load `DIR/model.toml` (or a file path directly).
     pub fn load(path: &Path) -> Result<ModelSet, ModelError> {
-        let file = if path.is_dir() {
-            path.join(MODEL_FILE)
-        } else {
-            path.to_path_buf()
-        };
-        let text = std::fs::read_to_string(&file).map_err(|source| ModelError::Io {
-            path: file.clone(),
-            source,
+        Ok(ModelSet::load_with_sha256(path)?.0)
+    }
+
+    /// Load a model set and the SHA-256 of its file (hex), read once.
+    pub fn load_with_sha256(path: &Path) -> Result<(ModelSet, String), ModelError> {
+        let (file, bytes) = read_model_file(path)?;
+        let name = file.display().to_string();
+        let text = String::from_utf8(bytes).map_err(|e| ModelError::Syntax {
+            file: name.clone(),
+            message: format!("not UTF-8 text: {}", e.utf8_error()),
         })?;
-        ModelSet::parse(&text, &file.display().to_string())
+        let set = ModelSet::parse(&text, &name)?;
+        Ok((set, hex::encode(Sha256::digest(text.as_bytes()))))
     }
 
     /// Parse and validate model-file text; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<ModelSet, ModelError> {
+        if text.len() as u64 > MAX_MODEL_FILE_BYTES {
+            return Err(ModelError::TooLarge {
+                file: file.to_string(),
+                size: format!("{} bytes", text.len()),
+                limit: MAX_MODEL_FILE_BYTES,
+            });
+        }
         let cx = Ctx { file };
-        let raw: FileModelSet = toml::from_str(text).map_err(|e| ModelError::Syntax {
+        let root: toml::Table = toml::from_str(text).map_err(|e| ModelError::Syntax {
             file: file.to_string(),
             message: e.to_string(),
         })?;
-        if raw.format != FORMAT_NAME {
+        // Format and version first: a file of another version may have
+        // other keys.
+        let top = Obj {
+            cx: &cx,
+            path: String::new(),
+            table: &root,
+        };
+        let format = top.string("format")?;
+        if format != FORMAT_NAME {
             return Err(cx.err(
                 "format",
-                format!("{:?}", raw.format),
+                quoted(format),
                 format!("expected {FORMAT_NAME:?}"),
             ));
         }
-        if raw.version != FORMAT_VERSION {
+        let version = top.required("version")?;
+        let version = version
+            .as_integer()
+            .ok_or_else(|| top.type_err("version", version, "an integer"))?;
+        if version != FORMAT_VERSION as i64 {
             return Err(cx.err(
                 "version",
-                raw.version,
+                version,
                 format!("unknown version; this build reads version {FORMAT_VERSION}"),
             ));
         }
-        if raw.name.trim().is_empty() {
-            return Err(cx.err("name", "\"\"", "must not be empty"));
-        }
-        let selection = match raw.selection.as_str() {
-            "zero-run" => Selection::ZeroRun,
-            "exact" => Selection::Exact,
+        let top = cx.table(
+            "",
+            &root,
+            &[
+                "format",
+                "version",
+                "name",
+                "selection",
+                "custom",
+                "provenance",
+                "predictor",
+            ],
+        )?;
+        let name = top.string("name")?;
+        check_name(name).map_err(|problem| cx.err("name", quoted(name), problem))?;
+        let selection = match top.required("selection")? {
+            toml::Value::String(s) if s == "zero-run" => Selection::ZeroRun,
+            toml::Value::String(s) if s == "exact" => Selection::Exact,
             other => {
                 return Err(cx.err(
                     "selection",
-                    format!("{other:?}"),
+                    describe(other),
                     "expected \"zero-run\" or \"exact\"",
                 ))
             }
         };
-        let mut predictors = Vec::with_capacity(raw.predictors.len());
-        for (pi, fp) in raw.predictors.iter().enumerate() {
-            predictors.push(validate_predictor(&cx, pi, fp)?);
-        }
-        let n_ids =
-            raw.custom.zero_block as usize + raw.custom.same_words as usize + predictors.len() + 1;
-        if predictors.is_empty() {
+        let c = top.sub_table("custom", &["zero_block", "same_words"])?;
+        let custom = CustomModels {
+            zero_block: c.boolean("zero_block")?,
+            same_words: c.boolean("same_words")?,
+        };
+        let provenance = parse_provenance(&top)?;
+        let tables: &[toml::Value] = match top.table.get("predictor") {
+            None => &[],
+            Some(toml::Value::Array(a)) => a,
+            Some(other) => return Err(top.type_err("predictor", other, "`[[predictor]]` tables")),
+        };
+        if tables.is_empty() {
             return Err(cx.err(
                 "predictor",
                 "[]",
                 "a model set needs at least one predictor",
             ));
         }
+        // Counted before any predictor is looked at.
+        let n_ids = custom.zero_block as usize + custom.same_words as usize + tables.len() + 1;
         if n_ids > MAX_MODEL_IDS {
             return Err(cx.err(
                 "predictor",
-                format!("{} predictors", predictors.len()),
+                format!("{} predictors", tables.len()),
                 format!(
                     "too many models: at most {MAX_MODEL_IDS} model IDs including the raw escape"
                 ),
             ));
         }
+        let mut predictors = Vec::with_capacity(tables.len());
+        for (pi, v) in tables.iter().enumerate() {
+            let t = v.as_table().ok_or_else(|| {
+                cx.err(
+                    format!("predictor[{pi}]"),
+                    describe(v),
+                    "expected a `[[predictor]]` table",
+                )
+            })?;
+            let t = cx.table(
+                &format!("predictor[{pi}]"),
+                t,
+                &["name", "bytes", "reorder"],
+            )?;
+            predictors.push(validate_predictor(&cx, pi, &t)?);
+        }
         Ok(ModelSet {
-            name: raw.name,
+            name: name.to_string(),
             selection,
-            custom: raw.custom,
+            custom,
             predictors,
-            provenance: raw.provenance,
+            provenance,
         })
     }
 
@@ -468,31 +686,80 @@ impl ModelSet {
     }
 }
 
-fn validate_predictor(
-    cx: &Ctx<'_>,
-    pi: usize,
-    fp: &FilePredictor,
-) -> Result<Predictor, ModelError> {
+fn parse_provenance(top: &Obj<'_>) -> Result<Provenance, ModelError> {
+    let p = top.sub_table(
+        "provenance",
+        &["tool", "tool_version", "date", "corpus", "classes", "notes"],
+    )?;
+    let classes = match p.table.get("classes") {
+        None => Vec::new(),
+        Some(toml::Value::Array(a)) => {
+            if a.len() > MAX_CLASSES {
+                return Err(top.cx.err(
+                    "provenance.classes",
+                    format!("a list of {} entries", a.len()),
+                    format!("at most {MAX_CLASSES} classes"),
+                ));
+            }
+            a.iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| p.type_err(&format!("classes[{i}]"), v, "a string"))
+                })
+                .collect::<Result<_, _>>()?
+        }
+        Some(other) => return Err(p.type_err("classes", other, "a list of strings")),
+    };
+    Ok(Provenance {
+        tool: p.string("tool")?.to_string(),
+        tool_version: p.string("tool_version")?.to_string(),
+        date: p.string("date")?.to_string(),
+        corpus: p.string("corpus")?.to_string(),
+        classes,
+        notes: p.opt_string("notes")?.unwrap_or_default().to_string(),
+    })
+}
+
+fn validate_predictor(cx: &Ctx<'_>, pi: usize, t: &Obj<'_>) -> Result<Predictor, ModelError> {
     let at = |f: &str| format!("predictor[{pi}].{f}");
-    if fp.name.trim().is_empty() {
-        return Err(cx.err(at("name"), "\"\"", "must not be empty"));
-    }
-    if fp.bytes.len() != BLOCK_BYTES {
+    let name = t.string("name")?;
+    check_name(name).map_err(|problem| cx.err(at("name"), quoted(name), problem))?;
+    let bytes_v = t.required("bytes")?;
+    let list = bytes_v.as_array().ok_or_else(|| {
+        t.type_err(
+            "bytes",
+            bytes_v,
+            &format!("a list of {BLOCK_BYTES} rules, one per byte position"),
+        )
+    })?;
+    if list.len() != BLOCK_BYTES {
         return Err(cx.err(
             at("bytes"),
-            format!("{} entries", fp.bytes.len()),
+            format!("{} entries", list.len()),
             format!("expected exactly {BLOCK_BYTES} entries, one per byte position"),
         ));
     }
+    let mut texts: Vec<&str> = Vec::with_capacity(BLOCK_BYTES);
+    for (i, v) in list.iter().enumerate() {
+        texts.push(v.as_str().ok_or_else(|| {
+            t.type_err(
+                &format!("bytes[{i}]"),
+                v,
+                "a string such as \"root\", \"3\" or \"3<<1\"",
+            )
+        })?);
+    }
     let mut bytes = [ByteRule::Root; BLOCK_BYTES];
-    for (i, s) in fp.bytes.iter().enumerate() {
+    for (i, s) in texts.iter().enumerate() {
         let rule = parse_rule(s)
-            .map_err(|problem| cx.err(at(&format!("bytes[{i}]")), format!("{s:?}"), problem))?;
+            .map_err(|problem| cx.err(at(&format!("bytes[{i}]")), quoted(s), problem))?;
         if let ByteRule::Base { base, .. } = rule {
             if base as usize == i {
                 return Err(cx.err(
                     at(&format!("bytes[{i}]")),
-                    format!("{s:?}"),
+                    quoted(s),
                     "a byte cannot be its own base",
                 ));
             }
@@ -500,7 +767,7 @@ fn validate_predictor(
         bytes[i] = rule;
     }
     // Cycle check: every chain of bases must reach a root within 32 steps.
-    for start in 0..BLOCK_BYTES {
+    for (start, text) in texts.iter().enumerate() {
         let mut cur = start;
         let mut steps = 0;
         while let ByteRule::Base { base, .. } = bytes[cur] {
@@ -509,28 +776,21 @@ fn validate_predictor(
             if steps > BLOCK_BYTES {
                 return Err(cx.err(
                     at(&format!("bytes[{start}]")),
-                    format!("{:?}", fp.bytes[start]),
+                    quoted(text),
                     "the base chain from this byte forms a cycle and never reaches a root",
                 ));
             }
         }
     }
-    let reorder = match &fp.reorder {
-        ReorderField::Named(n) if n == "identity" => {
+    let reorder = match t.required("reorder")? {
+        toml::Value::String(n) if n == "identity" => {
             let mut r = [0u8; STREAM_BITS];
             for (o, v) in r.iter_mut().enumerate() {
                 *v = o as u8;
             }
             r
         }
-        ReorderField::Named(n) => {
-            return Err(cx.err(
-                at("reorder"),
-                format!("{n:?}"),
-                "expected \"identity\" or a list of 256 bit indices",
-            ))
-        }
-        ReorderField::Explicit(v) => {
+        toml::Value::Array(v) => {
             if v.len() != STREAM_BITS {
                 return Err(cx.err(
                     at("reorder"),
@@ -540,7 +800,10 @@ fn validate_predictor(
             }
             let mut seen = [false; STREAM_BITS];
             let mut r = [0u8; STREAM_BITS];
-            for (o, &n) in v.iter().enumerate() {
+            for (o, x) in v.iter().enumerate() {
+                let n = x.as_integer().ok_or_else(|| {
+                    t.type_err(&format!("reorder[{o}]"), x, "an integer bit index")
+                })?;
                 if !(0..STREAM_BITS as i64).contains(&n) {
                     return Err(cx.err(
                         at(&format!("reorder[{o}]")),
@@ -563,25 +826,58 @@ fn validate_predictor(
             }
             r
         }
+        other => {
+            return Err(cx.err(
+                at("reorder"),
+                describe(other),
+                "expected \"identity\" or a list of 256 bit indices",
+            ))
+        }
     };
     Ok(Predictor {
-        name: fp.name.clone(),
+        name: name.to_string(),
         bytes,
         reorder,
     })
 }
 
-/// SHA-256 of a model file, hex-encoded: the identity used in generated
-/// Verilog headers and provenance.
-pub fn file_sha256(path: &Path) -> Result<String, ModelError> {
+/// Read a model file (`DIR/model.toml` or the file itself), refusing one
+/// larger than [`MAX_MODEL_FILE_BYTES`] before reading it; also bounded for
+/// files whose size is not known in advance (pipes, devices).
+fn read_model_file(path: &Path) -> Result<(PathBuf, Vec<u8>), ModelError> {
+    use std::io::Read;
     let file = if path.is_dir() {
         path.join(MODEL_FILE)
     } else {
         path.to_path_buf()
     };
-    let bytes = std::fs::read(&file).map_err(|source| ModelError::Io {
+    let io = |source| ModelError::Io {
         path: file.clone(),
         source,
-    })?;
+    };
+    let too_large = |size: String| ModelError::TooLarge {
+        file: file.display().to_string(),
+        size,
+        limit: MAX_MODEL_FILE_BYTES,
+    };
+    let f = std::fs::File::open(&file).map_err(io)?;
+    let len = f.metadata().map_err(io)?.len();
+    if len > MAX_MODEL_FILE_BYTES {
+        return Err(too_large(format!("{len} bytes")));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(MAX_MODEL_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
+        return Err(too_large(format!("more than {MAX_MODEL_FILE_BYTES} bytes")));
+    }
+    Ok((file, bytes))
+}
+
+/// SHA-256 of a model file, hex-encoded: the identity used in generated
+/// Verilog headers and provenance.
+pub fn file_sha256(path: &Path) -> Result<String, ModelError> {
+    let (_, bytes) = read_model_file(path)?;
     Ok(hex::encode(Sha256::digest(&bytes)))
 }

@@ -115,28 +115,58 @@ pub fn generate(
 }
 
 /// `params.json`: what a testbench needs to know about the generated units.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ParamsFile {
+    /// `"bdi"`.
+    pub unit: String,
+    pub block_bytes: usize,
+    pub mag_bytes: usize,
+    pub base_bytes: usize,
+    /// `"unsigned"` or `"signed"`.
+    pub mode: String,
+    pub encoding_bits: u32,
+    pub raw_code: u32,
+    pub compressor_latency: usize,
+    pub decompressor_latency: usize,
+    /// Encoding `i` is `sizes[i]`.
+    pub sizes: Vec<SizeEntry>,
+}
+
+/// One compressed size of [`ParamsFile::sizes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SizeEntry {
+    pub bytes: usize,
+    pub delta_bits: u32,
+}
+
+impl ParamsFile {
+    pub fn of(table: &Table) -> ParamsFile {
+        let p = &table.params;
+        ParamsFile {
+            unit: "bdi".to_string(),
+            block_bytes: p.block_bytes,
+            mag_bytes: p.mag_bytes,
+            base_bytes: p.base_bytes,
+            mode: p.mode.to_string(),
+            encoding_bits: table.encoding_bits(),
+            raw_code: table.raw_code(),
+            compressor_latency: LATENCY,
+            decompressor_latency: LATENCY,
+            sizes: table
+                .sizes
+                .iter()
+                .map(|s| SizeEntry {
+                    bytes: s.bytes,
+                    delta_bits: s.delta_bits,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The text of `params.json`.
 pub fn params_json(table: &Table) -> String {
-    let p = &table.params;
-    let sizes: Vec<String> = table
-        .sizes
-        .iter()
-        .map(|s| {
-            format!(
-                "{{\"bytes\": {}, \"delta_bits\": {}}}",
-                s.bytes, s.delta_bits
-            )
-        })
-        .collect();
-    format!(
-        "{{\n  \"unit\": \"bdi\",\n  \"block_bytes\": {},\n  \"mag_bytes\": {},\n  \"base_bytes\": {},\n  \"mode\": \"{}\",\n  \"encoding_bits\": {},\n  \"raw_code\": {},\n  \"compressor_latency\": {LATENCY},\n  \"decompressor_latency\": {LATENCY},\n  \"sizes\": [{}]\n}}\n",
-        p.block_bytes,
-        p.mag_bytes,
-        p.base_bytes,
-        p.mode,
-        table.encoding_bits(),
-        table.raw_code(),
-        sizes.join(", ")
-    )
+    crate::output::json_text(&ParamsFile::of(table))
 }
 
 /// Validate `params`, generate `units` into `out_dir` (with `files.f` and

@@ -1,4 +1,4 @@
-//! Generators of the Dual Pattern Compression units (GitHub issue #8):
+//! Generators of the Dual Pattern Compression units:
 //! compressors for plain DPC, DF-TRUC and DF-MAN, decompressors for plain
 //! DPC (which also decodes DF-MAN) and DF-TRUC. Interface and structure:
 //! `docs/hw/dpc.md`; format: `docs/spec/dpc.md`.
@@ -109,23 +109,48 @@ pub fn generate(
     )?)
 }
 
-/// `params.json` for testbenches.
+/// `params.json`: what a testbench needs to know about the generated units.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ParamsFile {
+    /// `"dpc"`.
+    pub unit: String,
+    pub block_bytes: usize,
+    pub segment_bytes: usize,
+    pub sector_bytes: usize,
+    pub groups: usize,
+    pub segments: usize,
+    pub sectors: usize,
+    pub max_bits: usize,
+    pub max_truc_bits: usize,
+    pub len_bits: u32,
+    pub truc_len_bits: u32,
+    pub compressor_latency: u32,
+    pub decompressor_latency: u32,
+}
+
+impl ParamsFile {
+    pub fn of(p: &DpcParams) -> ParamsFile {
+        ParamsFile {
+            unit: "dpc".to_string(),
+            block_bytes: p.block_bytes(),
+            segment_bytes: p.segment_bytes(),
+            sector_bytes: p.sector_bytes(),
+            groups: p.groups(),
+            segments: p.segments(),
+            sectors: p.sectors(),
+            max_bits: p.max_bits(),
+            max_truc_bits: p.max_truc_bits(),
+            len_bits: len_width(p, Mode::Plain),
+            truc_len_bits: len_width(p, Mode::Truc),
+            compressor_latency: COMPRESSOR_LATENCY,
+            decompressor_latency: DECOMPRESSOR_LATENCY,
+        }
+    }
+}
+
+/// The text of `params.json`.
 pub fn params_json(p: &DpcParams) -> String {
-    format!(
-        "{{\n  \"unit\": \"dpc\",\n  \"block_bytes\": {},\n  \"segment_bytes\": {},\n  \"sector_bytes\": {},\n  \"groups\": {},\n  \"segments\": {},\n  \"sectors\": {},\n  \"max_bits\": {},\n  \"max_truc_bits\": {},\n  \"len_bits\": {},\n  \"truc_len_bits\": {},\n  \"compressor_latency\": {},\n  \"decompressor_latency\": {}\n}}\n",
-        p.block_bytes(),
-        p.segment_bytes(),
-        p.sector_bytes(),
-        p.groups(),
-        p.segments(),
-        p.sectors(),
-        p.max_bits(),
-        p.max_truc_bits(),
-        len_width(p, Mode::Plain),
-        len_width(p, Mode::Truc),
-        COMPRESSOR_LATENCY,
-        DECOMPRESSOR_LATENCY
-    )
+    crate::output::json_text(&ParamsFile::of(p))
 }
 
 /// Generate `units` into `out_dir` with `files.f` and `params.json`.

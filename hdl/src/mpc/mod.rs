@@ -85,20 +85,46 @@ pub fn generate(
     )?)
 }
 
-/// `params.json`: what a testbench needs to know about the generated units.
+/// Pipeline latency of the compressor (edges from input to output).
+pub const COMPRESSOR_LATENCY: u32 = 3;
+/// Pipeline latency of the decompressor.
+pub const DECOMPRESSOR_LATENCY: u32 = 4;
+
+/// `params.json`: what a testbench needs to know about the generated units
+/// (docs/hw/mpc-interface.md), including the identity of the model set they
+/// were generated from.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ParamsFile {
+    pub model_set: String,
+    /// SHA-256 of the model file (hex), as in the Verilog headers.
+    pub model_sha256: String,
+    pub header_bits: u32,
+    pub max_bits: u32,
+    pub len_bits: u32,
+    pub compressor_latency: u32,
+    pub decompressor_latency: u32,
+    /// The name of every model ID, in ID order.
+    pub model_ids: Vec<String>,
+}
+
+impl ParamsFile {
+    pub fn of(set: &ModelSet, sha256: &str) -> ParamsFile {
+        ParamsFile {
+            model_set: set.name.clone(),
+            model_sha256: sha256.to_string(),
+            header_bits: set.header_bits(),
+            max_bits: set.max_bits(),
+            len_bits: compressor::LEN_WIDTH,
+            compressor_latency: COMPRESSOR_LATENCY,
+            decompressor_latency: DECOMPRESSOR_LATENCY,
+            model_ids: (0..set.id_count() as u32).map(|i| set.id_name(i)).collect(),
+        }
+    }
+}
+
+/// The text of `params.json`.
 pub fn params_json(set: &ModelSet, sha256: &str) -> String {
-    let ids: Vec<String> = (0..set.id_count() as u32)
-        .map(|i| format!("\"{}\"", set.id_name(i)))
-        .collect();
-    format!(
-        "{{\n  \"model_set\": \"{}\",\n  \"model_sha256\": \"{}\",\n  \"header_bits\": {},\n  \"max_bits\": {},\n  \"len_bits\": {},\n  \"compressor_latency\": 3,\n  \"decompressor_latency\": 4,\n  \"model_ids\": [{}]\n}}\n",
-        set.name,
-        sha256,
-        set.header_bits(),
-        set.max_bits(),
-        compressor::LEN_WIDTH,
-        ids.join(", ")
-    )
+    crate::output::json_text(&ParamsFile::of(set, sha256))
 }
 
 /// Load the model set in `model_dir`, generate `units` into `out_dir`
@@ -109,8 +135,7 @@ pub fn write_units(
     units: &[Unit],
     command_line: &str,
 ) -> Result<Vec<PathBuf>, GenError> {
-    let set = ModelSet::load(model_dir)?;
-    let sha = model::file_sha256(model_dir)?;
+    let (set, sha) = ModelSet::load_with_sha256(model_dir)?;
     let model_file = if model_dir.is_dir() {
         model_dir.join(model::MODEL_FILE)
     } else {

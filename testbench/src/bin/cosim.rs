@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
 use testbench::run::{self, Config};
-use testbench::{sim, Simulator, Unit};
+use testbench::stream_unit::{at_least_one, error_text, probability};
+use testbench::{rtl, sim, Simulator, Unit};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum SimArg {
@@ -42,8 +43,8 @@ struct Cli {
     /// Unit(s): loopback feeds the compressor into the decompressor.
     #[arg(long, value_enum, default_value = "all")]
     unit: UnitArg,
-    /// Vectors per unit.
-    #[arg(long, short, default_value_t = 10_000)]
+    /// Vectors per unit (at least 1).
+    #[arg(long, short, default_value_t = 10_000, value_parser = at_least_one)]
     blocks: usize,
     /// Seed of every random choice (vectors, stalls, resets).
     #[arg(long, default_value_t = 1)]
@@ -63,14 +64,16 @@ struct Cli {
     /// Root of the work directories.
     #[arg(long, default_value = "build")]
     build: PathBuf,
-    /// Stall probability of the random schedule segments (0: full rate, no stalls).
-    #[arg(long, default_value_t = 0.2)]
+    /// Stall probability of the random schedule segments, in [0, 1] (0: full
+    /// rate, no stalls).
+    #[arg(long, default_value_t = 0.2, value_parser = probability)]
     stall: f64,
     /// Reset pulses per shard.
     #[arg(long, default_value_t = 2)]
     resets: usize,
-    /// Parallel simulator processes per unit [default: number of cores].
-    #[arg(long, short)]
+    /// Parallel simulator processes per unit (at least 1) [default: number of
+    /// cores].
+    #[arg(long, short, value_parser = at_least_one)]
     jobs: Option<usize>,
     /// Do not check handshake timing against an ideal ready-chain pipeline.
     #[arg(long)]
@@ -92,7 +95,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("cosim: error: {e:#}");
+            eprintln!("cosim: error: {}", error_text(&e));
             ExitCode::from(2)
         }
     }
@@ -100,6 +103,15 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<bool> {
     let cli = Cli::parse();
+    // The inputs first, before the simulators: the model set, and the RTL
+    // given with --rtl must come from that set.
+    let set = rtl::load_set(&cli.model)?;
+    if let Some(dir) = &cli.rtl {
+        rtl::load(dir, &set, &cli.model)?;
+    }
+    if let Some(m) = &cli.expect_model {
+        rtl::load_set(m)?;
+    }
     let mut sims = match cli.sim {
         SimArg::Icarus => vec![Simulator::Icarus],
         SimArg::Verilator => vec![Simulator::Verilator],
@@ -152,13 +164,13 @@ fn real_main() -> Result<bool> {
     cfg.build = cli.build;
     cfg.sims = sims;
     cfg.units = units;
-    cfg.blocks = cli.blocks.max(1);
+    cfg.blocks = cli.blocks;
     cfg.seed = cli.seed;
     cfg.corpus = corpus;
     cfg.stall = cli.stall;
     cfg.resets = cli.resets;
     if let Some(j) = cli.jobs {
-        cfg.jobs = j.max(1);
+        cfg.jobs = j;
     }
     cfg.vcd = cli.vcd;
     cfg.check_timing = !cli.no_timing_check;

@@ -59,7 +59,7 @@ fn real_main() -> Result<bool> {
             UnitArg::Loopback => vec![Unit::Loopback],
             UnitArg::All => Unit::ALL.to_vec(),
         },
-        blocks: c.blocks.max(1),
+        blocks: c.blocks,
         seed: c.seed,
         corpus,
         stall: c.stall,

@@ -50,15 +50,12 @@ fn real_main() -> Result<bool> {
             .map(|u| parse_unit(u).ok_or_else(|| anyhow!("unknown DPC unit `{u}` (compressor, truc-compressor, man-compressor, decompressor, truc-decompressor, all)")))
             .collect::<Result<Vec<_>>>()?
     };
-    if !(0.0..1.0).contains(&c.stall) {
-        return Err(anyhow!("--stall {} is not in [0, 1)", c.stall));
-    }
     let corpus = c.corpus();
     let cfg = DpcConfig {
         params,
         sims,
         units,
-        blocks: c.blocks.max(1),
+        blocks: c.blocks,
         seed: c.seed,
         corpus,
         stall: c.stall,

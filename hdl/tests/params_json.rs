@@ -1,0 +1,85 @@
+//! `params.json` is real JSON whatever the names hold, and carries what a
+//! testbench needs (same keys and values for every generator).
+
+use std::path::Path;
+
+use golden::mpc::ModelSet;
+use serde_json::Value;
+
+fn example() -> (ModelSet, String) {
+    ModelSet::load_with_sha256(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example"))
+        .expect("models/example loads")
+}
+
+#[test]
+fn mpc_params_json_keys_and_values() {
+    let (set, sha) = example();
+    let v: Value = serde_json::from_str(&hdl::mpc::params_json(&set, &sha)).expect("valid JSON");
+    let want = serde_json::json!({
+        "model_set": "example",
+        "model_sha256": sha,
+        "header_bits": 3,
+        "max_bits": 259,
+        "len_bits": 9,
+        "compressor_latency": 3,
+        "decompressor_latency": 4,
+        "model_ids": ["zero-block", "same-words", "word-stride", "halfword-stride", "byte-stride", "raw"],
+    });
+    assert_eq!(v, want);
+}
+
+#[test]
+fn names_with_quotes_backslashes_and_newlines_stay_valid_json() {
+    // Sets built in code are not checked by the loader: the JSON writer
+    // must escape whatever the names hold.
+    let (mut set, sha) = example();
+    set.name = "a\"b\\c\nd".to_string();
+    set.predictors[0].name = "p\"0\\".to_string();
+    let text = hdl::mpc::params_json(&set, &sha);
+    let v: Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(v["model_set"], "a\"b\\c\nd");
+    assert_eq!(v["model_ids"][2], "p\"0\\");
+    let back: hdl::mpc::ParamsFile = serde_json::from_str(&text).expect("reads back");
+    assert_eq!(back, hdl::mpc::ParamsFile::of(&set, &sha));
+}
+
+#[test]
+fn bdi_and_dpc_params_json_keys_and_values() {
+    let t = golden::magbdi::Table::new(golden::magbdi::Params::new(
+        128,
+        32,
+        4,
+        golden::magbdi::DeltaMode::Unsigned,
+    ))
+    .expect("valid BDI parameters");
+    let v: Value = serde_json::from_str(&hdl::bdi::params_json(&t)).expect("valid JSON");
+    let want = serde_json::json!({
+        "unit": "bdi", "block_bytes": 128, "mag_bytes": 32, "base_bytes": 4,
+        "mode": "unsigned", "encoding_bits": 2, "raw_code": 3,
+        "compressor_latency": 1, "decompressor_latency": 1,
+        "sizes": [{"bytes": 32, "delta_bits": 6}, {"bytes": 64, "delta_bits": 14},
+                  {"bytes": 96, "delta_bits": 22}],
+    });
+    assert_eq!(v, want);
+    let p = golden::dpc::DpcParams::new(128, 4, 32).expect("valid DPC parameters");
+    let v: Value = serde_json::from_str(&hdl::dpc::params_json(&p)).expect("valid JSON");
+    for key in [
+        "block_bytes",
+        "segment_bytes",
+        "sector_bytes",
+        "groups",
+        "segments",
+        "sectors",
+        "max_bits",
+        "max_truc_bits",
+        "len_bits",
+        "truc_len_bits",
+        "compressor_latency",
+        "decompressor_latency",
+    ] {
+        assert!(v[key].is_u64(), "{key} in {v}");
+    }
+    assert_eq!(v["unit"], "dpc");
+    assert_eq!(v["block_bytes"], 128);
+    assert_eq!(v["max_bits"], p.max_bits());
+}
