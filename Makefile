@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint cosim-all cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling sim cosim clean
+.PHONY: all setup run gen test lint cosim-all cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling sim cosim fuzz fuzz-short clean
 
 all: run
 
@@ -26,11 +26,25 @@ gen:
 	  for f in $$dir/mpc_compressor.v $$dir/mpc_decompressor.v; do verilator --lint-only -Wall $$f && echo "verilator -Wall: $$f clean"; done; \
 	else echo "verilator not found: sudo apt-get install verilator (or make setup)"; fi
 
-## Every test: formatting, lints, unit/property/integration tests, and a
-## short co-simulation of every shipped model set on both simulators.
+## Every test: formatting, lints, unit/property/integration tests, a short
+## fuzz run of every target, and a short co-simulation of every shipped
+## model set on both simulators.
 test: lint
 	$(CARGO) test --workspace
+	$(MAKE) fuzz-short
 	$(MAKE) cosim-all
+
+## Fuzzing (fuzz/README.md): every target for FUZZ_SECONDS each, going on
+## after findings; findings in fuzz/findings/. fuzz-short: FUZZ_SHORT_SECONDS
+## each, ending a target at its first finding.
+FUZZ_SECONDS       ?= 600
+FUZZ_SHORT_SECONDS ?= 10
+FUZZ_SEED          ?= 1
+fuzz:
+	$(CARGO) run --release -p mpcgen-fuzz -- all --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --keep-going --corpus $(CORPUS)
+
+fuzz-short:
+	$(CARGO) run --release -p mpcgen-fuzz -- all --seconds $(FUZZ_SHORT_SECONDS) --seed $(FUZZ_SEED) --corpus $(CORPUS)
 
 SHIPPED_SETS ?= $(sort $(dir $(wildcard models/*/model.toml)))
 COSIM_BLOCKS ?= 200
