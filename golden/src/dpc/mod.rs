@@ -1,5 +1,5 @@
 //! Dual Pattern Compression (DPC) with critical-sector data filtering
-//! (DF-TRUC, DF-MAN): the bit-exact reference model (GitHub issue #8,
+//! (DF-TRUC, DF-MAN): the bit-exact reference model (
 //! thesis "Data filtering ...", sections 3.4.1.2 and 3.4.1.3). The format
 //! is specified in `docs/spec/dpc.md`.
 //!

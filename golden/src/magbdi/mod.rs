@@ -1,5 +1,5 @@
 //! MAG-aware Base-Delta-Immediate compression (Renz, Hartmer, Juurlink:
-//! "MAG-aware BDI", GitHub issue #7), specified in `docs/spec/mag-bdi.md`.
+//! "MAG-aware BDI"), specified in `docs/spec/mag-bdi.md`.
 //!
 //! A block of `B` bytes is read as `n = B / k` little-endian `k`-byte
 //! values (`k` = base size). For every multiple `c` of the memory access
