@@ -1,6 +1,6 @@
 //! Dual Pattern Compression (DPC) with critical-sector data filtering
-//! (DF-TRUC, DF-MAN): the bit-exact reference model (
-//! thesis "Data filtering ...", sections 3.4.1.2 and 3.4.1.3). The format
+//! (DF-TRUC, DF-MAN): the bit-exact reference model (the thesis "Data
+//! filtering ...", sections 3.4.1.2 and 3.4.1.3). The format
 //! is specified in `docs/spec/dpc.md`.
 //!
 //! A block of `B` bytes is cut into `N = B / S` segments of `S` bytes
