@@ -69,7 +69,8 @@ pub fn have_tool(tool: &str) -> bool {
 pub struct Options {
     /// Depth runs (generic 2-input gates, area and delay ABC scripts).
     pub depth: bool,
-    /// OpenSTA on the mapped netlist.
+    /// Timing: a second mapping with buffering and sizing, the FO4 delay of
+    /// the library and OpenSTA with a clock on the mapped netlist.
     pub sta: bool,
     /// Per-block attribution (a second run with block boundaries kept).
     pub blocks: bool,
@@ -124,7 +125,30 @@ impl AbcScript {
             AbcScript::NoSweep => "no-sweep",
         }
     }
+
+    /// The ABC script of the timing mapping (`abc -liberty LIB -constr
+    /// abc.constr -script +...`): the same mapping (`&nf` with no delay
+    /// target maps for the best delay it finds, then recovers area off the
+    /// critical paths), then `buffer -p` (fanout trees of at most 10 on every
+    /// net, primary inputs -- ports and flop outputs -- included), `upsize`
+    /// and `dnsize` (gate sizing against ABC's own timing of the liberty),
+    /// `stime -p` (ABC's estimate of the critical path, in the log).
+    pub fn timing_script(self) -> &'static str {
+        match self {
+            AbcScript::Default => {
+                "strash; &get -n; &fraig -x; &put; scorr; dc2; dretime; strash; &get -n; &dch -f; &nf; &put; \
+                 buffer -p; upsize; dnsize; stime -p"
+            }
+            AbcScript::NoSweep => {
+                "strash; dc2; dretime; strash; &get -n; &dch -f; &nf; &put; buffer -p; upsize; dnsize; stime -p"
+            }
+        }
+    }
 }
+
+/// The clock period OpenSTA is given; the minimum period is derived from
+/// the slack against it (period - slack), so its value does not matter.
+pub const STA_CLOCK_NS: f64 = 10.0;
 
 /// Which unit, for the stage -> block mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,8 +216,6 @@ pub struct StageRow {
     pub levels_gates_area: u32,
     /// 2-input gates on the longest path, ABC delay script (`-D 1`).
     pub levels_gates_delay: u32,
-    /// OpenSTA: latest data arrival at this stage's flop inputs (ns).
-    pub sta_arrival_ns: Option<f64>,
 }
 
 /// One row of the per-block table.
@@ -205,17 +227,59 @@ pub struct BlockRow {
     pub flop_nand2: f64,
 }
 
-/// OpenSTA results.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct Timing {
-    pub reg_to_reg_ns: Option<f64>,
-    pub reg_to_reg_start: String,
-    pub reg_to_reg_end: String,
-    pub worst_ns: Option<f64>,
-    pub worst_start: String,
-    pub worst_end: String,
+/// The worst path into one group of endpoints (a pipeline stage's
+/// registers, the control registers, the output ports, or all of them).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TimedPath {
+    /// `stage N`, `control`, `outputs`, `all`, `reg-to-reg`.
+    pub group: String,
+    /// Start register bit (`s1_symbols[17] (ff_646)`) or input port (`in_block[241] (input)`).
+    pub start: String,
+    /// End register bit or output port, named the same way.
+    pub end: String,
+    /// Data arrival at the end (ns; inputs start at the clock edge).
+    pub arrival_ns: f64,
+    /// Setup time of the end flop (ns; `None` at an output port).
     pub setup_ns: Option<f64>,
-    pub report: String,
+    /// Smallest clock period this path meets: arrival + setup (ns).
+    pub period_ns: f64,
+    /// `period_ns` in FO4 delays of the library.
+    pub period_fo4: f64,
+}
+
+/// Timing of the buffered and sized netlist (docs/hw/synthesis.md, "Timing").
+#[derive(Debug, Clone, Serialize)]
+pub struct Timing {
+    /// The ABC script of the timing mapping.
+    pub abc_script: String,
+    /// ABC's constraints: driver of its inputs, load of its outputs.
+    pub abc_driving_cell: String,
+    pub abc_load_ff: f64,
+    /// ABC's own estimate of the critical path (`stime -p`), ns.
+    pub abc_delay_ns: Option<f64>,
+    /// Area of the timing-mapped netlist (liberty units) and in NAND2-eq.
+    pub area: f64,
+    pub nand2_eq: f64,
+    pub cells: usize,
+    pub flops: usize,
+    /// Clock port, the cell driving every other input, the load on every output.
+    pub clock_port: String,
+    pub input_driver: String,
+    pub output_load_pf: f64,
+    pub clock_transition_ns: f64,
+    pub fo4: crate::fo4::Fo4,
+    /// Minimum clock period of the unit (worst over every path) in ns and FO4.
+    pub period_ns: f64,
+    pub period_fo4: f64,
+    /// The path that sets it.
+    pub critical: TimedPath,
+    /// The worst path between two flip-flops of the unit.
+    pub reg_to_reg: Option<TimedPath>,
+    /// The worst path into each stage's registers, the control registers
+    /// and the output ports.
+    pub stages: Vec<TimedPath>,
+    /// OpenSTA's full output.
+    pub sta_log: String,
 }
 
 /// Everything measured on one unit.
@@ -341,14 +405,12 @@ pub fn run_unit(
     })?;
     let v = abs(verilog);
     let l = abs(&lib.path);
-    let buf = lib
-        .areas
-        .iter()
-        .filter(|(c, _)| c.to_ascii_uppercase().starts_with("BUF"))
-        .min_by(|a, b| a.1.total_cmp(b.1))
-        .map(|(c, _)| c.clone());
     let mut s = String::new();
     let _ = writeln!(s, "read_liberty -lib {l}\nread_verilog {v}\nhierarchy -check -top {top}\nproc\ntee -q -o rtl_stat.txt stat -width\nsynth -flatten -top {top}\ndesign -save gen");
+    if opts.sta {
+        // The generic netlist, for the timing mapping (timing.ys).
+        let _ = writeln!(s, "write_rtlil gen.il");
+    }
     let _ = writeln!(
         s,
         "dffunmap\ntee -q -o cmos.txt stat -tech cmos\ndesign -load gen"
@@ -362,13 +424,6 @@ pub fn run_unit(
         s,
         "tee -q -o area.txt stat -liberty {l}\nwrite_json mapped.json"
     );
-    if opts.sta {
-        let _ = writeln!(s, "splitnets -ports\nopt_clean");
-        if let Some(b) = &buf {
-            let _ = writeln!(s, "insbuf -buf {b} A Y");
-        }
-        let _ = writeln!(s, "write_verilog -noattr -noexpr mapped_sta.v");
-    }
     if opts.depth {
         for (name, d) in [("gates_area", ""), ("gates_delay", " -D 1")] {
             let _ = writeln!(
@@ -421,7 +476,7 @@ pub fn run_unit(
     } else {
         Default::default()
     };
-    let mut flops_by_stage: BTreeMap<String, (usize, f64, Vec<String>)> = BTreeMap::new();
+    let mut flops_by_stage: BTreeMap<String, (usize, f64)> = BTreeMap::new();
     for c in nl.cells.iter().filter(|c| c.is_flop()) {
         let reg = nl.flop_register(c);
         let e = flops_by_stage
@@ -429,10 +484,9 @@ pub fn run_unit(
             .or_default();
         e.0 += 1;
         e.1 += cell_area(c);
-        e.2.push(c.name.trim_start_matches('\\').to_string());
     }
     let timing = if opts.sta {
-        Some(sta(dir, top, &l, &nl, &flops_by_stage)?)
+        Some(timing(top, lib, dir, &nl, opts.abc)?)
     } else {
         None
     };
@@ -452,7 +506,6 @@ pub fn run_unit(
                 levels_cells: depth_cells.get(lab).map_or(0, |d| d.levels),
                 levels_gates_area: depth_ga.get(lab).map_or(0, |d| d.levels),
                 levels_gates_delay: depth_gd.get(lab).map_or(0, |d| d.levels),
-                sta_arrival_ns: timing.as_ref().and_then(|t| stage_arrival(&t.report, lab)),
             }
         })
         .collect();
@@ -566,38 +619,20 @@ fn blocks(
     Ok((rows, total))
 }
 
-/// OpenSTA on `mapped_sta.v`: worst register-to-register path, worst path
-/// overall, and the latest arrival at each stage's flops.
-fn sta(
-    dir: &Path,
-    top: &str,
-    lib: &str,
-    nl: &Netlist,
-    flops: &BTreeMap<String, (usize, f64, Vec<String>)>,
-) -> Result<Timing, SynthError> {
-    let _ = nl;
-    let mut s = format!(
-        "read_liberty {lib}\nread_verilog mapped_sta.v\nlink_design {top}\n\
-         create_clock -name clk -period 100 [get_ports clk]\n\
-         set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clk]]\n\
-         set_output_delay 0 -clock clk [all_outputs]\n\
-         puts \"@@ reg2reg\"\nreport_checks -path_delay max -from [all_registers -clock_pins] -to [all_registers -data_pins] -digits 3\n\
-         puts \"@@ worst\"\nreport_checks -path_delay max -digits 3\n"
-    );
-    for (label, (_, _, names)) in flops {
-        let pins: String = names.iter().map(|n| format!(" {n}/D")).collect();
-        let _ = writeln!(s, "puts \"@@ {label}\"\nreport_checks -path_delay max -to [get_pins {{{pins} }}] -digits 3");
-    }
-    let sp = dir.join("sta.tcl");
-    std::fs::write(&sp, &s).map_err(|source| SynthError::Io {
+/// Run OpenSTA on `script` (written to `dir/<name>`); its output goes to
+/// `dir/<name>.log` and is returned.
+pub(crate) fn run_sta(dir: &Path, name: &str, script: &str) -> Result<String, SynthError> {
+    let sp = dir.join(name);
+    std::fs::write(&sp, script).map_err(|source| SynthError::Io {
         path: sp.clone(),
         source,
     })?;
     let out = Command::new("sta")
         .arg("-no_splash")
         .arg("-exit")
-        .arg("sta.tcl")
+        .arg(name)
         .current_dir(dir)
+        .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| SynthError::Tool {
             tool: "sta",
@@ -608,7 +643,7 @@ fn sta(
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let log = dir.join("sta.log");
+    let log = dir.join(format!("{name}.log"));
     std::fs::write(&log, &text).map_err(|source| SynthError::Io {
         path: log.clone(),
         source,
@@ -626,26 +661,202 @@ fn sta(
             tail,
         });
     }
-    let r2r = section(&text, "reg2reg");
-    let worst = section(&text, "worst");
+    Ok(text)
+}
+
+/// The smallest buffer of the library (by area), for `insbuf`.
+fn smallest_buffer(lib: &Liberty) -> Option<String> {
+    lib.areas
+        .iter()
+        .filter(|(c, _)| c.to_ascii_uppercase().starts_with("BUF"))
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(c, _)| c.clone())
+}
+
+/// `a; b -x` -> `+a;b,-x` (Yosys passes `+` scripts to ABC with commas as blanks).
+fn yosys_script(script: &str) -> String {
+    let mut s = String::from("+");
+    for (i, cmd) in script.split(';').map(str::trim).enumerate() {
+        if i > 0 {
+            s.push(';');
+        }
+        s.push_str(&cmd.split_whitespace().collect::<Vec<_>>().join(","));
+    }
+    s
+}
+
+/// ABC's `stime -p` summary, `... Delay =  8014.29 ps ...` -> 8.01429 ns.
+fn parse_abc_delay(log: &str) -> Option<f64> {
+    log.lines()
+        .rev()
+        .find(|l| l.contains("WireLoad") && l.contains("Delay ="))
+        .and_then(|l| l.split("Delay =").nth(1))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(|ps| ps / 1000.0)
+}
+
+/// Sort key of endpoint groups: stages by number, then control, other, outputs.
+fn group_order(label: &str) -> (u32, u32, String) {
+    match label.strip_prefix("stage ").and_then(|n| n.parse().ok()) {
+        Some(n) => (0, n, String::new()),
+        None => (
+            1,
+            match label {
+                "control" => 0,
+                "outputs" => 2,
+                _ => 1,
+            },
+            label.to_string(),
+        ),
+    }
+}
+
+/// The timing mapping (`timing.ys`: the generic netlist mapped again with
+/// buffering and sizing), the FO4 delay of the library, and OpenSTA with a
+/// clock on the result (`timed_sta.v`, `sta.tcl`).
+fn timing(
+    top: &str,
+    lib: &Liberty,
+    dir: &Path,
+    area_nl: &Netlist,
+    abc: AbcScript,
+) -> Result<Timing, SynthError> {
+    let l = abs(&lib.path);
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in area_nl.cells.iter().filter(|c| c.is_flop()) {
+        *kinds.entry(c.kind.as_str()).or_default() += 1;
+    }
+    let flop = kinds
+        .iter()
+        .max_by_key(|(_, n)| **n)
+        .map(|(k, _)| k.to_string())
+        .ok_or_else(|| SynthError::Netlist {
+            path: dir.join("mapped.json"),
+            problem: "no flip-flops: no clock to time the unit against".into(),
+        })?;
+    let (data, outs) = lib.flop_pins(&flop)?;
+    let load_pf = lib.cap_pf(
+        data.iter()
+            .filter_map(|p| p.capacitance)
+            .fold(0.0, f64::max),
+    )?;
+    let q = outs[0].name.clone();
+    let inv = lib.weakest_inverter()?.0.to_string();
+    let (fo4, _) = crate::fo4::measure_cached(lib, dir.parent().unwrap_or(dir))?;
+
+    let load_ff = load_pf * 1000.0;
+    let cp = dir.join("abc.constr");
+    std::fs::write(
+        &cp,
+        format!("set_driving_cell {inv}\nset_load {load_ff:.4}\n"),
+    )
+    .map_err(|source| SynthError::Io {
+        path: cp.clone(),
+        source,
+    })?;
+    let flop_sel: String = kinds.keys().map(|k| format!(" t:{k}")).collect();
+    let insbuf = smallest_buffer(lib).map_or(String::new(), |b| format!("insbuf -buf {b} A Y\n"));
+    let script = abc.timing_script();
+    let ys = format!(
+        "read_liberty -lib {l}\nread_rtlil gen.il\ndfflibmap -liberty {l}\n\
+         abc -liberty {l} -constr abc.constr -script {}\nopt_clean\n\
+         rename -enumerate -pattern ff_%{flop_sel}\ntee -q -o timing_area.txt stat -liberty {l}\n\
+         write_json timed.json\nsplitnets -ports\nopt_clean\n{insbuf}write_verilog -noattr -noexpr timed_sta.v\n",
+        yosys_script(script)
+    );
+    yosys(dir, "timing.ys", &ys)?;
+    let abc_delay_ns = parse_abc_delay(&read(&dir.join("timing.ys.log"))?);
+
+    let path = dir.join("timed.json");
+    let nl = Netlist::load(&path, top)?;
+    let mut area = 0.0;
+    for c in &nl.cells {
+        area += lib.area(&c.kind).ok_or_else(|| SynthError::Netlist {
+            path: path.clone(),
+            problem: format!(
+                "cell type {} is not in the liberty (unmapped logic?)",
+                c.kind
+            ),
+        })?;
+    }
+    let clock = nl.clock_port().ok_or_else(|| SynthError::Netlist {
+        path: path.clone(),
+        problem: "no input port reaches every flip-flop: cannot find the clock".into(),
+    })?;
+    // Endpoints per group, and the register bit of every flop.
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for c in nl.cells.iter().filter(|c| c.is_flop()) {
+        let cell = c.name.trim_start_matches('\\').to_string();
+        let (data, _) = lib.flop_pins(&c.kind)?;
+        let e = groups
+            .entry(stage_label(nl.flop_register(c).as_deref()))
+            .or_default();
+        e.extend(data.iter().map(|p| format!("{cell}/{}", p.name)));
+        let bit = nl.flop_bit(c).unwrap_or_else(|| "?".into());
+        names.insert(cell.clone(), format!("{bit} ({cell})"));
+    }
+
+    let slew = fo4.slew_ns();
+    let mut s = format!(
+        "set_cmd_units -time ns -capacitance pF\nread_liberty {l}\nread_verilog timed_sta.v\nlink_design {top}\n\
+         create_clock -name clk -period {STA_CLOCK_NS} [get_ports {{{clock}}}]\n\
+         set_clock_transition {slew:.4} [get_clocks clk]\n\
+         set data_inputs [delete_from_list [all_inputs] [get_ports {{{clock}}}]]\n\
+         set_input_delay 0 -clock clk $data_inputs\n\
+         set_driving_cell -lib_cell {flop} -pin {q} $data_inputs\n\
+         set_output_delay 0 -clock clk [all_outputs]\nset_load {load_pf:.5} [all_outputs]\n\
+         puts \"@@ all\"\nreport_checks -path_delay max -digits 4\n\
+         puts \"@@ reg-to-reg\"\nreport_checks -path_delay max -from [all_registers -clock_pins] -to [all_registers -data_pins] -digits 4\n"
+    );
+    let mut labels: Vec<String> = groups.keys().cloned().collect();
+    labels.push("outputs".into());
+    labels.sort_by_key(|l| group_order(l));
+    for label in &labels {
+        let to = match groups.get(label) {
+            Some(pins) => format!("[get_pins {{{}}}]", pins.join(" ")),
+            None => "[all_outputs]".into(),
+        };
+        let _ = writeln!(
+            s,
+            "puts \"@@ {label}\"\nreport_checks -path_delay max -to {to} -digits 4"
+        );
+    }
+    let text = run_sta(dir, "sta.tcl", &s)?;
+    let fo4_ns = fo4.fo4_ns;
+    let path_of = |label: &str| parse_path(section(&text, label), label, &names, fo4_ns);
+    let critical = path_of("all").ok_or_else(|| SynthError::Failed {
+        tool: "sta",
+        log: dir.join("sta.tcl.log"),
+        tail: "no constrained path: the clock reaches no flip-flop".into(),
+    })?;
+    let stages = labels.iter().filter_map(|l| path_of(l)).collect();
     Ok(Timing {
-        reg_to_reg_ns: arrival(r2r),
-        reg_to_reg_start: point(r2r, "Startpoint:"),
-        reg_to_reg_end: point(r2r, "Endpoint:"),
-        worst_ns: arrival(worst),
-        worst_start: point(worst, "Startpoint:"),
-        worst_end: point(worst, "Endpoint:"),
-        setup_ns: r2r
-            .lines()
-            .find(|l| l.contains("library setup time"))
-            .and_then(|l| l.split_whitespace().next())
-            .and_then(|v| v.parse::<f64>().ok())
-            .map(|v| -v),
-        report: text,
+        abc_script: script.split_whitespace().collect::<Vec<_>>().join(" "),
+        abc_driving_cell: inv,
+        abc_load_ff: load_ff,
+        abc_delay_ns,
+        area,
+        nand2_eq: area / lib.nand2.1,
+        cells: nl.cells.len(),
+        flops: nl.flop_count(),
+        clock_port: clock,
+        input_driver: format!("{flop}/{q}"),
+        output_load_pf: load_pf,
+        clock_transition_ns: slew,
+        period_ns: critical.period_ns,
+        period_fo4: critical.period_fo4,
+        critical,
+        reg_to_reg: path_of("reg-to-reg"),
+        stages,
+        fo4,
+        sta_log: dir.join("sta.tcl.log").display().to_string(),
     })
 }
 
-fn section<'a>(text: &'a str, label: &str) -> &'a str {
+/// The text OpenSTA printed after `puts "@@ <label>"`, up to the next label.
+pub(crate) fn section<'a>(text: &'a str, label: &str) -> &'a str {
     let tag = format!("@@ {label}\n");
     match text.find(&tag) {
         Some(i) => {
@@ -656,20 +867,121 @@ fn section<'a>(text: &'a str, label: &str) -> &'a str {
     }
 }
 
-fn arrival(sec: &str) -> Option<f64> {
+/// First number of the first line containing `key`.
+fn value_before(sec: &str, key: &str) -> Option<f64> {
     sec.lines()
-        .find(|l| l.contains("data arrival time"))
+        .find(|l| l.contains(key))
         .and_then(|l| l.split_whitespace().next())
         .and_then(|v| v.parse().ok())
 }
 
-fn point(sec: &str, key: &str) -> String {
-    sec.lines()
-        .find_map(|l| l.trim().strip_prefix(key))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+/// `Startpoint: ff_12 (rising edge-triggered flip-flop clocked by clk)` ->
+/// the register bit of `ff_12`; a port keeps its name, marked `(input)` or `(output)`.
+fn point(sec: &str, key: &str, names: &BTreeMap<String, String>) -> Option<String> {
+    let rest = sec.lines().find_map(|l| l.trim().strip_prefix(key))?.trim();
+    let name = rest.split_whitespace().next()?;
+    Some(match names.get(name) {
+        Some(n) => n.clone(),
+        None if rest.contains("input port") => format!("{name} (input)"),
+        None if rest.contains("output port") => format!("{name} (output)"),
+        None => name.to_string(),
+    })
 }
 
-fn stage_arrival(report: &str, label: &str) -> Option<f64> {
-    arrival(section(report, label))
+/// One `report_checks` path: start, end, arrival, setup and, from the slack
+/// against `STA_CLOCK_NS`, the period the path needs.
+fn parse_path(
+    sec: &str,
+    group: &str,
+    names: &BTreeMap<String, String>,
+    fo4_ns: f64,
+) -> Option<TimedPath> {
+    let slack = sec
+        .lines()
+        .find(|l| l.contains("slack ("))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok())?;
+    let period_ns = STA_CLOCK_NS - slack;
+    Some(TimedPath {
+        group: group.to_string(),
+        start: point(sec, "Startpoint:", names)?,
+        end: point(sec, "Endpoint:", names)?,
+        arrival_ns: value_before(sec, "data arrival time")?,
+        setup_ns: value_before(sec, "library setup time").map(|v| -v),
+        period_ns,
+        period_fo4: period_ns / fo4_ns,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REPORT: &str = "@@ stage 1\nStartpoint: in_block[241] (input port clocked by clk)\n\
+Endpoint: ff_646 (rising edge-triggered flip-flop clocked by clk)\nPath Group: clk\n\n\
+  Delay    Time   Description\n------\n   0.0000    0.0000   clock clk (rise edge)\n\
+   0.0740    8.1780 ^ _42864_/Y (AOI21X1)\n   0.0000    8.1780 ^ ff_646/D (DFFPOSX1)\n\
+             8.1780   data arrival time\n\n  10.0000   10.0000   clock clk (rise edge)\n\
+  -0.1850    9.8150   library setup time\n             9.8150   data required time\n\
+             1.6370   slack (MET)\n\n\n@@ outputs\nStartpoint: ff_9 (rising edge-triggered flip-flop clocked by clk)\n\
+Endpoint: out_len[3] (output port clocked by clk)\n   0.3000    0.3000 ^ out_len[3] (out)\n\
+             0.3000   data arrival time\n   0.0000   10.0000   output external delay\n\
+             9.7000   slack (MET)\n@@ control\nNo paths found.\n";
+
+    #[test]
+    fn parses_paths_and_names_registers() {
+        let names: BTreeMap<String, String> = [
+            ("ff_646".to_string(), "s1_symbols[17] (ff_646)".to_string()),
+            ("ff_9".to_string(), "s3_len[3] (ff_9)".to_string()),
+        ]
+        .into();
+        let p = parse_path(section(REPORT, "stage 1"), "stage 1", &names, 0.1).unwrap();
+        assert_eq!(p.start, "in_block[241] (input)");
+        assert_eq!(p.end, "s1_symbols[17] (ff_646)");
+        assert_eq!(p.arrival_ns, 8.178);
+        assert_eq!(p.setup_ns, Some(0.185));
+        assert!((p.period_ns - 8.363).abs() < 1e-9);
+        assert!((p.period_fo4 - 83.63).abs() < 1e-6);
+        let o = parse_path(section(REPORT, "outputs"), "outputs", &names, 0.1).unwrap();
+        assert_eq!(o.start, "s3_len[3] (ff_9)");
+        assert_eq!(o.end, "out_len[3] (output)");
+        assert_eq!(o.setup_ns, None);
+        assert!((o.period_ns - 0.3).abs() < 1e-9);
+        assert_eq!(
+            parse_path(section(REPORT, "control"), "control", &names, 0.1),
+            None
+        );
+        assert_eq!(
+            parse_path(section(REPORT, "stage 2"), "stage 2", &names, 0.1),
+            None
+        );
+    }
+
+    #[test]
+    fn abc_scripts_and_delay() {
+        assert_eq!(
+            yosys_script("strash; &get -n; &nf; buffer -p"),
+            "+strash;&get,-n;&nf;buffer,-p"
+        );
+        for a in [AbcScript::Default, AbcScript::NoSweep] {
+            let s = yosys_script(a.timing_script());
+            assert!(!s.contains(' '), "{s}");
+            assert!(s.ends_with("buffer,-p;upsize;dnsize;stime,-p"), "{s}");
+        }
+        let log = "ABC: WireLoad = \"none\"  Gates =  25477 ( 13.3 %)   Cap = 37.2 ff (  0.3 %)   Area =   783144.00 ( 98.9 %)   Delay =  8014.29 ps  (  8.9 %)\n";
+        assert_eq!(parse_abc_delay(log), Some(8.01429));
+        assert_eq!(parse_abc_delay("nothing"), None);
+    }
+
+    #[test]
+    fn groups_sort_by_stage_number() {
+        let mut v = vec![
+            "outputs", "stage 10", "control", "stage 2", "other", "stage 1",
+        ];
+        v.sort_by_key(|l| group_order(l));
+        assert_eq!(
+            v,
+            ["stage 1", "stage 2", "stage 10", "control", "other", "outputs"]
+        );
+    }
 }

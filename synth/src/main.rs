@@ -32,7 +32,7 @@ struct Cli {
     /// Liberty file (default: $MPC_LIBERTY, then where `make setup` puts OSU 0.18 um).
     #[arg(long)]
     liberty: Option<PathBuf>,
-    /// Area only: no depth runs, no OpenSTA, no block breakdown.
+    /// Area only: no depth runs, no timing mapping or OpenSTA, no block breakdown.
     #[arg(long)]
     area_only: bool,
     /// Area-vs-models study instead: truncate/duplicate the predictors of --model.
@@ -77,7 +77,9 @@ fn main() -> Result<()> {
     let mut md = format!(
         "# Synthesis report: model set `{}` ({} predictors, {} model IDs, selection {})\n\n\
          Liberty `{}` (library `{}`), NAND2-eq unit = `{}` ({} area units). Yosys `synth -flatten`, \
-         `dfflibmap`, `abc -liberty`. Paper (UMC 28 nm): compressor 38K, decompressor 68K NAND2-eq, \
+         `dfflibmap`, `abc -liberty` (area); timing on the same netlist mapped again with buffering and \
+         sizing (ABC `buffer -p; upsize; dnsize`), OpenSTA with a clock, periods also in FO4 delays of \
+         the library. Paper (UMC 28 nm): compressor 38K, decompressor 68K NAND2-eq, \
          3 and 4 cycles. Method and caveats: docs/hw/synthesis.md.\n\n",
         set.name,
         set.predictors.len(),

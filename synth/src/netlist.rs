@@ -33,6 +33,8 @@ pub struct Netlist {
     /// bit id -> public names `name[i]` (without `[i]` for 1-bit nets).
     pub bit_names: HashMap<usize, Vec<String>>,
     pub input_bits: Vec<usize>,
+    /// (port name, bit) of every input port bit (`name` or `name[i]`).
+    pub input_ports: Vec<(String, usize)>,
     /// (port name, bit) of every output port bit.
     pub output_bits: Vec<(String, usize)>,
 }
@@ -72,7 +74,18 @@ impl Netlist {
             for (name, p) in ports {
                 let bits = bits_of(p.get("bits"));
                 match p.get("direction").and_then(Value::as_str) {
-                    Some("input") => nl.input_bits.extend(bits),
+                    Some("input") => {
+                        let single = bits.len() == 1;
+                        for (i, &b) in bits.iter().enumerate() {
+                            let full = if single {
+                                name.clone()
+                            } else {
+                                format!("{name}[{i}]")
+                            };
+                            nl.input_ports.push((full, b));
+                        }
+                        nl.input_bits.extend(bits)
+                    }
                     Some("output") => nl
                         .output_bits
                         .extend(bits.into_iter().map(|b| (name.clone(), b))),
@@ -147,6 +160,33 @@ impl Netlist {
             .find(|n| stage_of(n).is_some())
             .or_else(|| cell.outputs.iter().flat_map(|&b| self.base_names(b)).next())
             .map(str::to_string)
+    }
+
+    /// The register bit (`name[i]`) a flop's output drives, preferring a
+    /// pipeline register name (`s<N>_...`).
+    pub fn flop_bit(&self, cell: &Cell) -> Option<String> {
+        let names = || {
+            cell.outputs
+                .iter()
+                .flat_map(|b| self.bit_names.get(b).into_iter().flatten())
+        };
+        names()
+            .find(|n| stage_of(n.split('[').next().unwrap_or(n)).is_some())
+            .or_else(|| names().next())
+            .cloned()
+    }
+
+    /// The input port bit that reaches a pin of every flip-flop directly:
+    /// the clock. `None` without flops or without such a port.
+    pub fn clock_port(&self) -> Option<String> {
+        let flops: Vec<&Cell> = self.cells.iter().filter(|c| c.is_flop()).collect();
+        if flops.is_empty() {
+            return None;
+        }
+        self.input_ports
+            .iter()
+            .find(|(_, b)| flops.iter().all(|f| f.inputs.contains(b)))
+            .map(|(n, _)| n.clone())
     }
 
     /// Combinational cells in topological order (drivers first).

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::flow::UnitReport;
+use crate::flow::{Timing, UnitReport};
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("–".to_string(), |x| format!("{x:.digits$}"))
@@ -21,12 +21,25 @@ pub fn unit_markdown(u: &UnitReport, budget: Option<f64>) -> String {
     });
     let _ = writeln!(
         s,
-        "| NAND2-equivalent gates (total) | **{:.0}**{verdict} |",
+        "| NAND2-equivalent gates (total, area-mapped) | **{:.0}**{verdict} |",
         u.nand2_eq
     );
+    if let Some(t) = &u.timing {
+        let _ = writeln!(
+            s,
+            "| NAND2-equivalent gates (total, timing-mapped: buffered and sized) | {:.0} ({:+.1}%, {} cells) |",
+            t.nand2_eq,
+            100.0 * (t.nand2_eq / u.nand2_eq - 1.0),
+            t.cells
+        );
+    }
     let _ = writeln!(s, "| flip-flops | {} ({:.0} NAND2-eq); {} at elaboration, {} merged as duplicates or removed as constant |", u.flops, u.flop_nand2, u.rtl_flop_bits, u.rtl_flop_bits.saturating_sub(u.flops as u64));
-    let _ = writeln!(s, "| combinational NAND2-eq | {:.0} |", u.comb_nand2);
-    let _ = writeln!(s, "| cells | {} |", u.cells);
+    let _ = writeln!(
+        s,
+        "| combinational NAND2-eq (area-mapped) | {:.0} |",
+        u.comb_nand2
+    );
+    let _ = writeln!(s, "| cells (area-mapped) | {} |", u.cells);
     let _ = writeln!(
         s,
         "| area ({} units) / {} area | {:.0} / {} |",
@@ -44,19 +57,41 @@ pub fn unit_markdown(u: &UnitReport, budget: Option<f64>) -> String {
     if let Some(t) = &u.timing {
         let _ = writeln!(
             s,
-            "| OpenSTA reg-to-reg max delay | {} ns ({} → {}) |",
-            opt(t.reg_to_reg_ns, 3),
-            t.reg_to_reg_start,
-            t.reg_to_reg_end
+            "| **minimum clock period** (timing-mapped, OpenSTA) | **{:.3} ns = {:.1} FO4** ({:.0} MHz) |",
+            t.period_ns,
+            t.period_fo4,
+            1000.0 / t.period_ns
         );
         let _ = writeln!(
             s,
-            "| OpenSTA worst path incl. ports | {} ns ({} → {}) |",
-            opt(t.worst_ns, 3),
-            t.worst_start,
-            t.worst_end
+            "| critical path | {} → {} ({}: arrival {:.3} ns + setup {}) |",
+            t.critical.start,
+            t.critical.end,
+            t.critical.group,
+            t.critical.arrival_ns,
+            opt(t.critical.setup_ns, 3)
         );
-        let _ = writeln!(s, "| flop setup time | {} ns |", opt(t.setup_ns, 3));
+        if let Some(r) = &t.reg_to_reg {
+            let _ = writeln!(
+                s,
+                "| worst register-to-register path | {:.3} ns = {:.1} FO4 ({} → {}) |",
+                r.period_ns, r.period_fo4, r.start, r.end
+            );
+        }
+        let _ = writeln!(
+            s,
+            "| FO4 delay of the library | {:.1} ps ({} driving 4 copies: rise {:.1} ps, fall {:.1} ps, input slew {:.1} ps) |",
+            1000.0 * t.fo4.fo4_ns,
+            t.fo4.inverter,
+            1000.0 * t.fo4.rise_ns,
+            1000.0 * t.fo4.fall_ns,
+            1000.0 * t.fo4.slew_ns()
+        );
+        let _ = writeln!(
+            s,
+            "| ABC's own estimate (`stime -p`) | {} ns |",
+            opt(t.abc_delay_ns, 3)
+        );
     }
     if let Some(d) = &u.longest_path {
         let _ = writeln!(
@@ -68,12 +103,12 @@ pub fn unit_markdown(u: &UnitReport, budget: Option<f64>) -> String {
     let _ = writeln!(s, "| flow time | {:.0} s |", u.seconds);
     let _ = writeln!(s, "\n### Per pipeline stage (flat netlist)\n");
     let _ = writeln!(s, "Combinational cells are charged to the registers they feed (split evenly where a cell feeds several stages).\n");
-    let _ = writeln!(s, "| stage | flops | flop NAND2-eq | comb NAND2-eq | levels (mapped cells) | levels (2-in gates, ABC area) | levels (2-in gates, ABC delay) | STA arrival (ns) |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| stage | flops | flop NAND2-eq | comb NAND2-eq | levels (mapped cells) | levels (2-in gates, ABC area) | levels (2-in gates, ABC delay) |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|");
     for r in &u.stages {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.0} | {:.0} | {} | {} | {} | {} |",
+            "| {} | {} | {:.0} | {:.0} | {} | {} | {} |",
             r.stage,
             r.flops,
             r.flop_nand2,
@@ -81,8 +116,10 @@ pub fn unit_markdown(u: &UnitReport, budget: Option<f64>) -> String {
             r.levels_cells,
             r.levels_gates_area,
             r.levels_gates_delay,
-            opt(r.sta_arrival_ns, 3)
         );
+    }
+    if let Some(t) = &u.timing {
+        s.push_str(&timing_markdown(t));
     }
     if !u.blocks.is_empty() {
         let _ = writeln!(s, "\n### Per block\n");
@@ -112,6 +149,43 @@ pub fn unit_markdown(u: &UnitReport, budget: Option<f64>) -> String {
         let _ = writeln!(s, "| {c} | {n} |");
     }
     let _ = writeln!(s, "\n</details>\n");
+    s
+}
+
+/// The per-stage timing table of one unit.
+pub fn timing_markdown(t: &Timing) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\n### Timing per pipeline stage (timing-mapped netlist)\n"
+    );
+    let _ = writeln!(
+        s,
+        "Clock on `{}` (ideal, transition {:.0} ps); inputs driven by `{}` at the clock edge; outputs loaded with {:.1} fF and due at the next edge. \
+         Worst path into each group of endpoints; period = arrival + setup; FO4 = {:.1} ps. Method: docs/hw/synthesis.md.\n",
+        t.clock_port,
+        1000.0 * t.clock_transition_ns,
+        t.input_driver,
+        1000.0 * t.output_load_pf,
+        1000.0 * t.fo4.fo4_ns
+    );
+    let _ = writeln!(
+        s,
+        "| endpoints | worst path (ns) | FO4 | arrival (ns) | setup (ns) | start | end |\n|---|---:|---:|---:|---:|---|---|"
+    );
+    for p in &t.stages {
+        let _ = writeln!(
+            s,
+            "| {} | {:.3} | {:.1} | {:.3} | {} | {} | {} |",
+            p.group,
+            p.period_ns,
+            p.period_fo4,
+            p.arrival_ns,
+            opt(p.setup_ns, 3),
+            p.start,
+            p.end
+        );
+    }
     s
 }
 

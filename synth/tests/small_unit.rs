@@ -1,14 +1,17 @@
 //! Runs the synthesis flow on a small unit (a compressor with one predictor)
 //! and checks the report is plausible: nonzero area, the flop count equals
-//! the register bits the generator declared, the report parses back.
-//! Without yosys or the liberty it prints how to install them and passes.
+//! the register bits the generator declared, the timing figures of the
+//! buffered and sized netlist are consistent, the report parses back.
+//! Without yosys, OpenSTA or the liberty it prints how to install them and
+//! passes, unless MPCGEN_REQUIRE_TOOLS=1 (then it fails).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 
 use golden::mpc::ModelSet;
 use hdl::mpc::{compressor, Unit};
 use synth::flow::{self, AbcScript, Options, UnitKind};
-use synth::liberty::Liberty;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -16,16 +19,8 @@ fn root() -> PathBuf {
 
 #[test]
 fn one_predictor_compressor_synthesises() {
-    if !flow::have_tool("yosys") {
-        eprintln!("SKIPPED: yosys not found: {}", flow::INSTALL_HINT);
+    let Some(lib) = common::tools_and_liberty(&["yosys"]) else {
         return;
-    }
-    let lib = match flow::find_liberty(None) {
-        Ok(p) => Liberty::load(&p).expect("liberty parses"),
-        Err(e) => {
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
     };
     let mut set = ModelSet::load(&root().join("models/example")).expect("example model set");
     set.predictors.truncate(1);
@@ -40,7 +35,7 @@ fn one_predictor_compressor_synthesises() {
     let v = dir.join("mpc_compressor.v");
     let opts = Options {
         depth: true,
-        sta: flow::have_tool("sta"),
+        sta: common::have("sta"),
         blocks: true,
         abc: AbcScript::Default,
     };
@@ -98,10 +93,7 @@ fn one_predictor_compressor_synthesises() {
         .iter()
         .any(|b| b.block.starts_with("predictors") && b.comb_nand2 > 0.0));
     if let Some(t) = &r.timing {
-        assert!(
-            t.reg_to_reg_ns.is_some_and(|d| d > 0.0),
-            "no reg-to-reg delay"
-        );
+        check_timing(&r, t);
     } else {
         eprintln!(
             "note: OpenSTA not found, timing not checked: {}",
@@ -114,6 +106,12 @@ fn one_predictor_compressor_synthesises() {
     assert_eq!(back["rtl_flop_bits"].as_u64(), Some(reg_bits));
     let md = synth::report::unit_markdown(&r, None);
     assert!(md.contains("NAND2-equivalent gates"));
+    if r.timing.is_some() {
+        assert!(md.contains("minimum clock period") && md.contains("Timing per pipeline stage"));
+        assert!(back["timing"]["period_fo4"]
+            .as_f64()
+            .is_some_and(|x| x > 0.0));
+    }
     // The mapping without SAT sweeping gives the same flops, a comparable
     // logic area, and depth runs (which pass Yosys' delay target through
     // the custom script).
@@ -145,4 +143,69 @@ fn one_predictor_compressor_synthesises() {
             .expect("stage row");
         assert!(row.levels_gates_delay > 0, "{s}: {row:?}");
     }
+}
+
+/// The timing figures exist, are positive and consistent.
+fn check_timing(r: &flow::UnitReport, t: &flow::Timing) {
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(1.0);
+    assert!(t.fo4.fo4_ns > 0.0, "FO4 {}", t.fo4.fo4_ns);
+    assert!(t.period_ns > 0.0 && t.period_fo4 > 0.0, "{t:?}");
+    assert!(close(t.period_fo4, t.period_ns / t.fo4.fo4_ns));
+    assert_eq!(t.clock_port, "clk");
+    // The buffered and sized netlist: same flops, a comparable area.
+    assert_eq!(t.flops, r.flops);
+    assert!(
+        t.nand2_eq > 0.9 * r.nand2_eq && t.nand2_eq < 1.5 * r.nand2_eq,
+        "timing-mapped {} vs area-mapped {}",
+        t.nand2_eq,
+        r.nand2_eq
+    );
+    // Every stage has a worst path from a named start to one of its registers,
+    // no longer than the period; the period is the worst of all groups.
+    for n in 1..=3 {
+        let g = format!("stage {n}");
+        let p = t
+            .stages
+            .iter()
+            .find(|p| p.group == g)
+            .unwrap_or_else(|| panic!("no timing of {g}: {:?}", t.stages));
+        assert!(p.period_ns > 0.0 && p.arrival_ns > 0.0, "{p:?}");
+        assert!(
+            p.period_ns <= t.period_ns + 1e-9,
+            "{p:?} vs {}",
+            t.period_ns
+        );
+        assert!(close(p.period_fo4, p.period_ns / t.fo4.fo4_ns), "{p:?}");
+        let setup = p.setup_ns.expect("a flop endpoint has a setup time");
+        assert!(
+            setup > 0.0 && (p.arrival_ns + setup - p.period_ns).abs() < 2e-4,
+            "{p:?}"
+        );
+        assert!(
+            p.end.starts_with(&format!("s{n}_")),
+            "{g} ends at {} (a stage-{n} register)",
+            p.end
+        );
+        assert!(!p.start.is_empty() && !p.start.starts_with('?'), "{p:?}");
+    }
+    let worst = t.stages.iter().map(|p| p.period_ns).fold(0.0, f64::max);
+    assert!(
+        (worst - t.period_ns).abs() < 2e-4,
+        "worst group {worst} vs {}",
+        t.period_ns
+    );
+    assert!(close(t.critical.period_ns, t.period_ns));
+    if let Some(rr) = &t.reg_to_reg {
+        assert!(
+            rr.period_ns > 0.0 && rr.period_ns <= t.period_ns + 1e-9,
+            "{rr:?}"
+        );
+    }
+    // ABC's own timing of the same netlist agrees with OpenSTA's roughly.
+    let abc = t.abc_delay_ns.expect("ABC stime estimate in the log");
+    assert!(
+        abc > 0.5 * t.critical.arrival_ns && abc < 2.0 * t.critical.arrival_ns,
+        "ABC {abc} ns vs OpenSTA {} ns",
+        t.critical.arrival_ns
+    );
 }

@@ -1,7 +1,9 @@
 //! `unit_synth`: the synthesis flow (docs/hw/synthesis.md) on any directory
 //! written by `gen` (MAG-aware BDI, DPC, ...): every module listed in its
-//! `files.f` is synthesised (area, flops, cells; `--full` adds logic depth
-//! and OpenSTA) and summarised in `<rtl>/synth/report.md`.
+//! `files.f` is synthesised (area, flops, cells, and the minimum clock
+//! period of the buffered and sized netlist in ns and FO4 unless
+//! `--area-only`; `--full` adds logic depth and the block breakdown) and
+//! summarised in `<rtl>/synth/report.md` and `report.json`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -10,6 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use synth::flow::{self, AbcScript, Options, UnitKind};
 use synth::liberty::Liberty;
+use synth::report;
 
 #[derive(Parser)]
 #[command(
@@ -22,9 +25,12 @@ struct Cli {
     rtl: PathBuf,
     #[arg(long)]
     liberty: Option<PathBuf>,
-    /// Depth and STA runs too (slower).
-    #[arg(long)]
+    /// Logic-depth runs and the block breakdown too (slower).
+    #[arg(long, conflicts_with = "area_only")]
     full: bool,
+    /// Area only: no timing mapping, no OpenSTA.
+    #[arg(long)]
+    area_only: bool,
     /// Only these modules (default: every module in files.f).
     #[arg(long = "unit")]
     units: Vec<String>,
@@ -70,8 +76,20 @@ fn main() -> Result<()> {
     let mut opts = if cli.full {
         Options::FULL
     } else {
-        Options::AREA_ONLY
+        Options {
+            sta: !cli.area_only,
+            ..Options::AREA_ONLY
+        }
     };
+    if !flow::have_tool("yosys") {
+        bail!("yosys not found: {}", flow::INSTALL_HINT);
+    }
+    if opts.sta && !flow::have_tool("sta") {
+        bail!(
+            "OpenSTA (`sta`) not found: {} (or pass --area-only)",
+            flow::INSTALL_HINT
+        );
+    }
     opts.abc = match cli.abc {
         Abc::Default => AbcScript::Default,
         Abc::NoSweep => AbcScript::NoSweep,
@@ -83,12 +101,14 @@ fn main() -> Result<()> {
     };
     let mut md = format!(
         "# Synthesis report: {}\n\nLiberty `{}`; NAND2-eq unit `{}`; ABC script `{}`. Flow: docs/hw/synthesis.md.\n\n\
-         | unit | NAND2-eq total | flops | flop NAND2-eq | logic NAND2-eq | cells | levels (2-in gates, ABC delay) | STA arrival (ns) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+         | unit | NAND2-eq (area-mapped) | NAND2-eq (timing-mapped) | flops | flop NAND2-eq | logic NAND2-eq | cells | levels (2-in gates, ABC delay) | period (ns) | period (FO4) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         cli.rtl.display(),
         lib.path.display(),
         lib.nand2.0,
         opts.abc.name()
     );
+    let mut reports = Vec::new();
     for top in &units {
         let kind = if top.contains("decompressor") {
             UnitKind::Decompressor
@@ -105,9 +125,11 @@ fn main() -> Result<()> {
             opts,
         )
         .with_context(|| format!("synthesising {}", v.display()))?;
+        let t = r.timing.as_ref();
         let line = format!(
-            "| {top} | {:.0} | {} | {:.0} | {:.0} | {} | {} | {} |",
+            "| {top} | {:.0} | {} | {} | {:.0} | {:.0} | {} | {} | {} | {} |",
             r.nand2_eq,
+            t.map_or("-".into(), |t| format!("{:.0}", t.nand2_eq)),
             r.flops,
             r.flop_nand2,
             r.comb_nand2,
@@ -118,22 +140,34 @@ fn main() -> Result<()> {
                 .max()
                 .filter(|&l| l > 0)
                 .map_or("-".into(), |l| l.to_string()),
-            r.stages
-                .iter()
-                .filter_map(|s| s.sta_arrival_ns)
-                .reduce(f64::max)
-                .map_or("-".into(), |x| format!("{x:.2}"))
+            t.map_or("-".into(), |t| format!("{:.2}", t.period_ns)),
+            t.map_or("-".into(), |t| format!("{:.1}", t.period_fo4)),
         );
         println!("{line}");
         let _ = writeln!(md, "{line}");
+        reports.push(r);
     }
-    std::fs::create_dir_all(&out)?;
-    let name = if cli.units.is_empty() {
-        format!("report{suffix}.md")
+    for r in &reports {
+        if let Some(t) = &r.timing {
+            let _ = write!(md, "\n## `{}`\n{}", r.top, report::timing_markdown(t));
+        }
+    }
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let stem = if cli.units.is_empty() {
+        format!("report{suffix}")
     } else {
-        format!("report-{}{suffix}.md", cli.units.join("-"))
+        format!("report-{}{suffix}", cli.units.join("-"))
     };
-    std::fs::write(out.join(&name), &md)?;
-    println!("wrote {}", out.join(&name).display());
+    let json = serde_json::json!({
+        "rtl": cli.rtl.display().to_string(),
+        "liberty": lib.path.display().to_string(),
+        "abc_script": opts.abc.name(),
+        "units": reports,
+    });
+    for (ext, text) in [("md", md), ("json", serde_json::to_string_pretty(&json)?)] {
+        let p = out.join(format!("{stem}.{ext}"));
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        println!("wrote {}", p.display());
+    }
     Ok(())
 }
