@@ -19,6 +19,8 @@ pub mod chunk;
 pub mod codec;
 pub mod engine;
 pub mod format;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod stream;
 
 pub use codec::{open_codec, BulkCodec, MpcBulk, ALGOS};
@@ -68,6 +70,8 @@ pub enum BulkError {
     Unavailable { algo: String, why: String },
     #[error("{0}")]
     Config(String),
+    #[error("GPU engine: {0}")]
+    Gpu(String),
     #[error("calibration file {path}: {what}")]
     Calibration { path: String, what: String },
 }
