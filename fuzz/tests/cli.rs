@@ -146,6 +146,7 @@ fn a_valid_container_replays_clean_on_both_container_targets() {
     let data: Vec<u8> = (0..1000u32).map(|i| (i % 7) as u8).collect();
     let opts = CompressOptions {
         chunk_blocks: 3,
+        group_blocks: None,
         engine: Engine::Single,
         window: 2,
         original_len: Some(data.len() as u64),

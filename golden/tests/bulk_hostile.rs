@@ -90,6 +90,7 @@ fn pack(codec: &dyn BulkCodec, data: &[u8], chunk_blocks: u32) -> Vec<u8> {
     let mut out = Vec::new();
     let opts = CompressOptions {
         chunk_blocks,
+        group_blocks: None,
         engine: Engine::Single,
         window: 2,
         original_len: Some(data.len() as u64),
@@ -429,6 +430,7 @@ fn frame_bit_count_overflow_is_refused() {
     let mut out = Vec::new();
     let opts = CompressOptions {
         chunk_blocks: 1 << 20,
+        group_blocks: None,
         engine: Engine::Single,
         window: 1,
         original_len: None,

@@ -36,6 +36,7 @@ fn pack(
     let mut out = Vec::new();
     let opts = CompressOptions {
         chunk_blocks,
+        group_blocks: None,
         engine,
         window: 3,
         original_len: known.then_some(data.len() as u64),
@@ -148,6 +149,7 @@ fn window_boundaries() {
                 for engine in [Engine::Single, Engine::Parallel] {
                     let opts = CompressOptions {
                         chunk_blocks: 4,
+                        group_blocks: None,
                         engine,
                         window,
                         original_len: None,
@@ -179,6 +181,7 @@ fn oversized_chunks_are_a_clear_error() {
     let c = open_codec("mpc", Some(&model()), None).expect("mpc");
     let opts = CompressOptions {
         chunk_blocks: u32::MAX / 64,
+        group_blocks: None,
         engine: Engine::Single,
         window: 1,
         original_len: None,
@@ -311,4 +314,127 @@ fn unknown_algorithm_is_an_error() {
         open_codec("mpc", None, None),
         Err(BulkError::Config(_))
     ));
+}
+
+fn pack_groups(
+    codec: &dyn BulkCodec,
+    data: &[u8],
+    chunk_blocks: u32,
+    groups: Option<u32>,
+) -> Result<Vec<u8>, BulkError> {
+    let mut out = Vec::new();
+    let opts = CompressOptions {
+        chunk_blocks,
+        group_blocks: groups,
+        engine: Engine::Parallel,
+        window: 3,
+        original_len: Some(data.len() as u64),
+    };
+    compress(codec, Cursor::new(data), &mut out, &opts, &|_| {})?;
+    Ok(out)
+}
+
+/// MPC containers with and without the group length table (versions 2
+/// and 1): every group size, chunks that are not a whole number of
+/// groups, random access, and the table's cost.
+#[test]
+fn mpc_group_tables_round_trip() {
+    let codec = open_codec("mpc", Some(&model()), None).expect("mpc");
+    let data = sample();
+    let v1 = pack_groups(codec.as_ref(), &data, 50, Some(0)).expect("v1");
+    assert_eq!(u16::from_le_bytes([v1[8], v1[9]]), 1, "no table: version 1");
+    for g in [1u32, 2, 4, 32, 64, 256] {
+        for cb in [1u32, 7, 50, 300] {
+            let packed = pack_groups(codec.as_ref(), &data, cb, Some(g)).expect("pack");
+            assert_eq!(
+                u16::from_le_bytes([packed[8], packed[9]]),
+                2,
+                "group table: version 2"
+            );
+            assert_eq!(packed[77], g.trailing_zeros() as u8);
+            for engine in [Engine::Single, Engine::Parallel] {
+                assert_eq!(
+                    unpack(codec.as_ref(), &packed, engine).expect("unpack"),
+                    data,
+                    "groups {g}, chunks {cb}"
+                );
+            }
+            let mut r = BlockReader::open(Cursor::new(&packed)).expect("open");
+            for i in [0u64, 1, 31, 32, 33, r.blocks() - 1] {
+                let b = r.read_block(codec.as_ref(), i).expect("block");
+                let at = i as usize * 32;
+                let want = data[at..(at + 32).min(data.len())].to_vec();
+                assert_eq!(b, want, "groups {g}, chunks {cb}, block {i}");
+            }
+            if g == 32 && cb == 300 {
+                let v1b = pack_groups(codec.as_ref(), &data, cb, Some(0)).expect("v1");
+                let extra = packed.len() as f64 / v1b.len() as f64 - 1.0;
+                assert!(extra > 0.0 && extra < 0.01, "group table costs {extra}");
+            }
+        }
+    }
+    // the default is a group table of 32 blocks
+    let d = pack(codec.as_ref(), &data, Engine::Single, 64, true);
+    assert_eq!(d[77], 5);
+}
+
+#[test]
+fn group_table_options_are_checked() {
+    let mpc = open_codec("mpc", Some(&model()), None).expect("mpc");
+    for g in [3u32, 48, 512] {
+        let e = pack_groups(mpc.as_ref(), &sample(), 64, Some(g))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("power of two"), "{e}");
+    }
+    let dpc = open_codec("dpc", None, None).expect("dpc");
+    let e = pack_groups(dpc.as_ref(), &sample(), 64, Some(4))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("length per block"), "{e}");
+}
+
+/// A group field that disagrees with its blocks is named against its
+/// chunk, streaming and random access alike (the frame CRC is recomputed
+/// so that only the table is wrong).
+#[test]
+fn wrong_group_field_is_a_chunk_error() {
+    let codec = open_codec("mpc", Some(&model()), None).expect("mpc");
+    let data = sample();
+    let packed = pack_groups(codec.as_ref(), &data, 64, Some(8)).expect("pack");
+    // chunk 1: flip the last bit of its first group field
+    let w = packed[76] as usize;
+    let k1 = {
+        let s0 = u32::from_le_bytes(
+            packed[HEADER_BYTES + 4..HEADER_BYTES + 8]
+                .try_into()
+                .unwrap(),
+        ) as usize;
+        HEADER_BYTES + FRAME_BYTES + s0
+    };
+    let mut bad = packed.clone();
+    let bit = w - 1;
+    bad[k1 + FRAME_BYTES + bit / 8] ^= 0x80 >> (bit % 8);
+    let s1 = u32::from_le_bytes(bad[k1 + 4..k1 + 8].try_into().unwrap()) as usize;
+    let crc = golden::bulk::format::crc32(&[
+        &bad[k1..k1 + 16],
+        &bad[k1 + FRAME_BYTES..k1 + FRAME_BYTES + s1],
+    ]);
+    bad[k1 + 16..k1 + 20].copy_from_slice(&crc.to_le_bytes());
+    // the index entry carries the frame CRC too
+    let trailer = bad.len() - 32;
+    let idx = u64::from_le_bytes(bad[trailer..trailer + 8].try_into().unwrap()) as usize;
+    let e1 = idx + 20 + 16 + 12;
+    bad[e1..e1 + 4].copy_from_slice(&crc.to_le_bytes());
+    let icrc_at =
+        idx + 20 + 16 * u64::from_le_bytes(bad[idx + 4..idx + 12].try_into().unwrap()) as usize;
+    let icrc = golden::bulk::format::crc32(&[&bad[idx..icrc_at]]);
+    bad[icrc_at..icrc_at + 4].copy_from_slice(&icrc.to_le_bytes());
+    let e = unpack(codec.as_ref(), &bad, Engine::Single)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("chunk 1"), "{e}");
+    let mut r = BlockReader::open(Cursor::new(&bad)).expect("open");
+    let e2 = r.read_block(codec.as_ref(), 64).unwrap_err().to_string();
+    assert_eq!(e, e2);
 }

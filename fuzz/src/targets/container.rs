@@ -179,6 +179,7 @@ impl ContainerTarget {
         let make = |c: u32| -> Option<Parts> {
             let opts = CompressOptions {
                 chunk_blocks: c,
+                group_blocks: None,
                 engine: Engine::Single,
                 window,
                 original_len: known.then_some(len as u64),
@@ -463,6 +464,7 @@ mod tests {
         let codec = open_codec("bdi", None, None).expect("bdi opens");
         let opts = CompressOptions {
             chunk_blocks: 2,
+            group_blocks: None,
             engine: Engine::Single,
             window: 1,
             original_len: Some(100),

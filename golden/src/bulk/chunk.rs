@@ -29,20 +29,30 @@ pub struct ChunkEncoder {
 
 impl ChunkEncoder {
     /// Encode `data` (a whole number of blocks); the stored bytes are in
-    /// `self.sink.bytes()` afterwards. Returns the bits used.
-    pub fn encode(&mut self, codec: &dyn BulkCodec, data: &[u8], width: u8) -> u32 {
+    /// `self.sink.bytes()` afterwards. Returns the bits used. `group` is
+    /// the blocks per length-table field: 0 for self-delimiting blocks
+    /// without a table, 1 for a length per block, G for a group length
+    /// table; `width` the field width.
+    pub fn encode(&mut self, codec: &dyn BulkCodec, data: &[u8], width: u8, group: usize) -> u32 {
         let bb = codec.block_bytes();
         self.sink.clear();
-        if codec.self_delimiting() {
+        if group == 0 {
             for block in data.chunks_exact(bb) {
                 codec.compress_block(block, &mut self.sink);
             }
         } else {
             self.scratch.clear();
             self.lens.clear();
-            for block in data.chunks_exact(bb) {
-                self.lens
-                    .push(codec.compress_block(block, &mut self.scratch) as u32);
+            let mut acc = 0u32;
+            for (i, block) in data.chunks_exact(bb).enumerate() {
+                acc += codec.compress_block(block, &mut self.scratch) as u32;
+                if (i + 1) % group == 0 {
+                    self.lens.push(acc);
+                    acc = 0;
+                }
+            }
+            if (data.len() / bb) % group != 0 {
+                self.lens.push(acc);
             }
             for &l in &self.lens {
                 self.sink.put(l, width as u32);
@@ -84,6 +94,7 @@ fn corrupt(pos: ChunkPos, what: String) -> BulkError {
 fn walk(
     codec: &dyn BulkCodec,
     width: u8,
+    group: usize,
     c: &StoredChunk<'_>,
     pos: ChunkPos,
     mut emit: impl FnMut(&[u8]),
@@ -104,7 +115,57 @@ fn walk(
         block: pos.first_block + i as u64,
         msg,
     };
-    if codec.self_delimiting() {
+    if codec.self_delimiting() && group > 0 {
+        let w = width as usize;
+        let groups = c.blocks.div_ceil(group);
+        let table = groups * w;
+        if table > c.bits {
+            return Err(corrupt(
+                pos,
+                format!(
+                    "group length table of {table} bits exceeds the {} bits",
+                    c.bits
+                ),
+            ));
+        }
+        let mut at = table;
+        for j in 0..groups {
+            let glen = read_field(c.padded, j * w, width as u32) as usize;
+            let end = at + glen;
+            if end > c.bits {
+                return Err(corrupt(pos, format!("group {j} runs past the payload")));
+            }
+            for i in j * group..((j + 1) * group).min(c.blocks) {
+                let avail = (end - at).min(max);
+                if avail == 0 {
+                    return Err(corrupt(
+                        pos,
+                        format!("group {j} of {glen} bits ends before block {i}"),
+                    ));
+                }
+                let used = codec
+                    .decompress_at(c.padded, at, avail, out)
+                    .map_err(|m| block_err(i, m))?;
+                if used == 0 {
+                    return Err(block_err(i, "empty block".into()));
+                }
+                at += used;
+                emit(out);
+            }
+            if at != end {
+                return Err(corrupt(
+                    pos,
+                    format!("group {j}: the table says {glen} bits, its blocks use fewer"),
+                ));
+            }
+        }
+        if at != c.bits {
+            return Err(corrupt(
+                pos,
+                format!("groups sum to {at} bits, the chunk holds {}", c.bits),
+            ));
+        }
+    } else if codec.self_delimiting() {
         let mut at = 0usize;
         for i in 0..c.blocks {
             let avail = (c.bits - at).min(max);
@@ -171,6 +232,7 @@ fn walk(
 pub fn decode_chunk(
     codec: &dyn BulkCodec,
     width: u8,
+    group: usize,
     c: &StoredChunk<'_>,
     pos: ChunkPos,
     out: &mut Vec<u8>,
@@ -185,5 +247,5 @@ pub fn decode_chunk(
             "stored bytes shorter than its bit count".into(),
         ));
     }
-    walk(codec, width, c, pos, |b| out.extend_from_slice(b))
+    walk(codec, width, group, c, pos, |b| out.extend_from_slice(b))
 }

@@ -5,10 +5,18 @@ use super::BulkError;
 
 /// `\x89GMC\r\n\x1a\n`: high bit, name, and line-ending/EOF traps as in PNG.
 pub const MAGIC: [u8; 8] = *b"\x89GMC\r\n\x1a\n";
-pub const VERSION: u16 = 1;
+/// Newest format version written and read (version 1 files are read too).
+pub const VERSION: u16 = 2;
+/// Version written when no version-2 feature is used.
+pub const VERSION_1: u16 = 1;
 pub const HEADER_BYTES: usize = 84;
 /// Header flag: blocks are self-delimiting, chunks have no length table.
 pub const FLAG_SELF_DELIMITING: u16 = 1;
+/// Header flag (version 2): self-delimiting chunks start with a group
+/// length table, one field per group of `2^group_log2` blocks.
+pub const FLAG_GROUP_TABLE: u16 = 2;
+/// Largest `group_log2` (groups of at most 256 blocks).
+pub const MAX_GROUP_LOG2: u8 = 8;
 pub const FRAME_BYTES: usize = 20;
 /// Sequence-number value that starts the index section instead of a chunk.
 pub const INDEX_MARKER: u32 = u32::MAX;
@@ -59,20 +67,31 @@ pub struct Header {
     pub original_len: Option<u64>,
     pub self_delimiting: bool,
     /// Width in bits of one entry of a chunk's length table (0 when
-    /// self-delimiting).
+    /// self-delimiting without a group table).
     pub len_width: u8,
+    /// Self-delimiting blocks with a group length table (version 2): log2
+    /// of the blocks per group.
+    pub group_log2: Option<u8>,
 }
 
 impl Header {
     pub fn to_bytes(&self) -> [u8; HEADER_BYTES] {
         let mut b = [0u8; HEADER_BYTES];
         b[0..8].copy_from_slice(&MAGIC);
-        b[8..10].copy_from_slice(&VERSION.to_le_bytes());
-        let flags = if self.self_delimiting {
+        let version = if self.group_log2.is_some() {
+            VERSION
+        } else {
+            VERSION_1
+        };
+        b[8..10].copy_from_slice(&version.to_le_bytes());
+        let mut flags = if self.self_delimiting {
             FLAG_SELF_DELIMITING
         } else {
             0
         };
+        if self.group_log2.is_some() {
+            flags |= FLAG_GROUP_TABLE;
+        }
         b[10..12].copy_from_slice(&flags.to_le_bytes());
         let name = self.algo.as_bytes();
         let n = name.len().min(16);
@@ -82,6 +101,7 @@ impl Header {
         b[64..68].copy_from_slice(&self.chunk_blocks.to_le_bytes());
         b[68..76].copy_from_slice(&self.original_len.unwrap_or(UNKNOWN_LEN).to_le_bytes());
         b[76] = self.len_width;
+        b[77] = self.group_log2.unwrap_or(0);
         let crc = crc32(&[&b[..80]]);
         b[80..84].copy_from_slice(&crc.to_le_bytes());
         b
@@ -98,7 +118,7 @@ impl Header {
             )));
         }
         let version = u16_at(b, 8);
-        if version != VERSION {
+        if version != VERSION && version != VERSION_1 {
             return Err(BulkError::Version {
                 found: version,
                 supported: VERSION,
@@ -123,11 +143,29 @@ impl Header {
             original_len: (len != UNKNOWN_LEN).then_some(len),
             self_delimiting: flags & FLAG_SELF_DELIMITING != 0,
             len_width: b[76],
+            group_log2: (flags & FLAG_GROUP_TABLE != 0).then_some(b[77]),
         };
-        if flags & !FLAG_SELF_DELIMITING != 0 {
+        let known = if version == VERSION_1 {
+            FLAG_SELF_DELIMITING
+        } else {
+            FLAG_SELF_DELIMITING | FLAG_GROUP_TABLE
+        };
+        if flags & !known != 0 {
             return Err(BulkError::HeaderCorrupt(format!(
-                "unknown flags {flags:#06x} (this build knows bit 0 only)"
+                "unknown flags {flags:#06x} for format version {version} (known: {known:#06x})"
             )));
+        }
+        if let Some(g) = h.group_log2 {
+            if !h.self_delimiting || g > MAX_GROUP_LOG2 || h.len_width == 0 || h.len_width > 32 {
+                return Err(BulkError::HeaderCorrupt(format!(
+                    "group length table with {} blocks, group size 2^{g} (at most 2^{MAX_GROUP_LOG2}), \
+                     field width {} (1..=32)",
+                    if h.self_delimiting { "self-delimiting" } else { "length-table" },
+                    h.len_width
+                )));
+            }
+        } else if b[77] != 0 {
+            return Err(BulkError::HeaderCorrupt("reserved byte 77 is not 0".into()));
         }
         if !h.algo.bytes().all(|c| c.is_ascii_alphanumeric()) || h.algo.is_empty() {
             return Err(BulkError::HeaderCorrupt(format!(
@@ -148,7 +186,7 @@ impl Header {
                 h.chunk_blocks, h.block_bytes
             )));
         }
-        if h.len_width > 32 || (h.self_delimiting && h.len_width != 0) {
+        if h.len_width > 32 || (h.self_delimiting && h.group_log2.is_none() && h.len_width != 0) {
             return Err(BulkError::HeaderCorrupt(format!(
                 "length-field width {} {}",
                 h.len_width,
@@ -159,12 +197,21 @@ impl Header {
                 }
             )));
         }
-        if b[77..80] != [0, 0, 0] {
+        if b[78..80] != [0, 0] {
             return Err(BulkError::HeaderCorrupt(
-                "reserved bytes 77..80 are not 0".into(),
+                "reserved bytes 78..80 are not 0".into(),
             ));
         }
         Ok(h)
+    }
+
+    /// Blocks per group of the group length table (1: a length per block).
+    pub fn group_blocks(&self) -> usize {
+        match (self.group_log2, self.self_delimiting) {
+            (Some(g), _) => 1 << g,
+            (None, false) => 1,
+            (None, true) => 0,
+        }
     }
 
     pub fn chunk_bytes(&self) -> u64 {

@@ -36,7 +36,7 @@ pub enum BulkError {
     #[error("not a bulk container (bad magic number)")]
     NotContainer,
     #[error(
-        "container format version {found} is not supported (this build reads version {supported})"
+        "container format version {found} is not supported (this build reads versions 1 to {supported})"
     )]
     Version { found: u16, supported: u16 },
     #[error("container header is corrupt: {0}")]

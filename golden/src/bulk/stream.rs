@@ -29,7 +29,8 @@ use super::codec::BulkCodec;
 use super::engine::Engine;
 use super::format::{
     crc32, index_bytes, index_count, parse_index, Frame, Header, IndexEntry, Trailer, FRAME_BYTES,
-    HEADER_BYTES, INDEX_HEAD_BYTES, INDEX_MARKER, MAX_BLOCK_BYTES, MAX_CHUNK_BYTES, TRAILER_BYTES,
+    HEADER_BYTES, INDEX_HEAD_BYTES, INDEX_MARKER, MAX_BLOCK_BYTES, MAX_CHUNK_BYTES, MAX_GROUP_LOG2,
+    TRAILER_BYTES,
 };
 use super::BulkError;
 
@@ -79,6 +80,11 @@ fn check_window(window: usize, chunk_bytes: u64) -> Result<(), BulkError> {
 #[derive(Clone, Debug)]
 pub struct CompressOptions {
     pub chunk_blocks: u32,
+    /// Self-delimiting codecs (MPC): blocks per field of the chunks' group
+    /// length table (a power of two, 1 to 256), or 0 for no table (a
+    /// version-1 container). `None`: [`DEFAULT_GROUP_BLOCKS`]. Codecs with
+    /// a length per block take only `None`.
+    pub group_blocks: Option<u32>,
     pub engine: Engine,
     /// Chunks coded per window (bounded memory).
     pub window: usize,
@@ -90,6 +96,7 @@ impl Default for CompressOptions {
     fn default() -> Self {
         CompressOptions {
             chunk_blocks: DEFAULT_CHUNK_BLOCKS,
+            group_blocks: None,
             engine: Engine::Parallel,
             window: DEFAULT_WINDOW,
             original_len: None,
@@ -141,16 +148,54 @@ fn fill<R: Read>(input: &mut R, buf: &mut [u8]) -> Result<usize, BulkError> {
     Ok(n)
 }
 
-fn header_for(codec: &dyn BulkCodec, opts: &CompressOptions) -> Header {
+/// Blocks per group length-table field in containers of self-delimiting
+/// codecs unless told: the table costs one field per 32 blocks (about 0.25%
+/// of an MPC container) and lets a chunk be decoded 32 blocks per thread.
+pub const DEFAULT_GROUP_BLOCKS: u32 = 32;
+
+/// The header `opts` give for `codec`, or why they cannot.
+pub fn header_for(codec: &dyn BulkCodec, opts: &CompressOptions) -> Result<Header, BulkError> {
     let sd = codec.self_delimiting();
-    Header {
+    let group_log2 = match (sd, opts.group_blocks) {
+        (false, None) => None,
+        (false, Some(g)) => {
+            return Err(BulkError::Config(format!(
+                "--block-groups {g}: `{}` stores a length per block; group length tables are for \
+                 self-delimiting codecs (mpc)",
+                codec.algo()
+            )))
+        }
+        (true, Some(0)) => None,
+        (true, g) => {
+            let g = g.unwrap_or(DEFAULT_GROUP_BLOCKS);
+            if !g.is_power_of_two() || g > 1 << MAX_GROUP_LOG2 {
+                return Err(BulkError::Config(format!(
+                    "--block-groups {g}: a power of two from 1 to {}, or 0 for no group table",
+                    1 << MAX_GROUP_LOG2
+                )));
+            }
+            Some(g.trailing_zeros() as u8)
+        }
+    };
+    Ok(Header {
         algo: codec.algo().to_string(),
         identity: codec.identity(),
         block_bytes: codec.block_bytes() as u32,
         chunk_blocks: opts.chunk_blocks,
         original_len: opts.original_len,
         self_delimiting: sd,
-        len_width: if sd { 0 } else { len_width(codec.max_bits()) },
+        len_width: table_width(codec, group_log2),
+        group_log2,
+    })
+}
+
+/// Width of the length-table fields for `codec` with groups of
+/// `2^group_log2` blocks (self-delimiting codecs: 0 without groups).
+pub fn table_width(codec: &dyn BulkCodec, group_log2: Option<u8>) -> u8 {
+    match (codec.self_delimiting(), group_log2) {
+        (true, None) => 0,
+        (true, Some(g)) => len_width(codec.max_bits() << g),
+        (false, _) => len_width(codec.max_bits()),
     }
 }
 
@@ -218,8 +263,9 @@ pub fn compress<R: Read + Send, W: Write + Send>(
         )));
     }
     check_window(opts.window, chunk_bytes)?;
-    let header = header_for(codec, opts);
+    let header = header_for(codec, opts)?;
     let width = header.len_width;
+    let group = header.group_blocks();
     // a chunk's bit count travels as 32 bits
     let worst = opts.chunk_blocks as u64 * (codec.max_bits() as u64 + width as u64);
     if worst > u32::MAX as u64 {
@@ -258,7 +304,7 @@ pub fn compress<R: Read + Send, W: Write + Send>(
         let engine = opts.engine;
         let mut work = || {
             let code = |(c, d): (&mut CodedChunk, &[u8])| {
-                c.bits = c.enc.encode(codec, d, width);
+                c.bits = c.enc.encode(codec, d, width, group);
                 c.blocks = (d.len() / bb) as u32;
             };
             match engine {
@@ -333,7 +379,7 @@ pub fn check_codec(header: &Header, codec: &dyn BulkCodec) -> Result<(), BulkErr
         });
     }
     let sd = codec.self_delimiting();
-    let width = if sd { 0 } else { len_width(codec.max_bits()) };
+    let width = table_width(codec, header.group_log2);
     if header.block_bytes as usize != codec.block_bytes()
         || header.self_delimiting != sd
         || header.len_width != width
@@ -389,8 +435,14 @@ fn check_frame(h: &Header, codec: &dyn BulkCodec, k: u64, f: &Frame) -> Result<(
             max_stored(h, codec)
         ));
     }
-    // every block takes at least one bit, or its length field
-    let min_bits = (h.len_width as u64).max(1) * f.blocks as u64;
+    // every block takes at least one bit, or its length field; every
+    // group its field
+    let min_bits = if h.self_delimiting {
+        f.blocks as u64
+            + h.len_width as u64 * (f.blocks as u64).div_ceil(h.group_blocks().max(1) as u64)
+    } else {
+        (h.len_width as u64).max(1) * f.blocks as u64
+    };
     if (f.bits as u64) < min_bits {
         return bad(format!(
             "frame says {} blocks in {} bits (at least {min_bits} needed)",
@@ -551,6 +603,7 @@ fn decode_slot(
     decode_chunk(
         codec,
         header.len_width,
+        header.group_blocks(),
         &StoredChunk {
             padded: &slot.buf,
             bits: frame.bits as usize,
@@ -867,6 +920,7 @@ impl<R: Read + Seek> BlockReader<R> {
         decode_chunk(
             codec,
             self.header.len_width,
+            self.header.group_blocks(),
             &StoredChunk {
                 padded: &self.buf,
                 bits: frame.bits as usize,
