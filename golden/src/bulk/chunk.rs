@@ -46,12 +46,12 @@ impl ChunkEncoder {
             let mut acc = 0u32;
             for (i, block) in data.chunks_exact(bb).enumerate() {
                 acc += codec.compress_block(block, &mut self.scratch) as u32;
-                if (i + 1) % group == 0 {
+                if (i + 1).is_multiple_of(group) {
                     self.lens.push(acc);
                     acc = 0;
                 }
             }
-            if (data.len() / bb) % group != 0 {
+            if !(data.len() / bb).is_multiple_of(group) {
                 self.lens.push(acc);
             }
             for &l in &self.lens {
