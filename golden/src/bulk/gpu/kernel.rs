@@ -86,7 +86,7 @@ fn words_of(bytes: &[u8]) -> Vec<u32> {
 /// and return each block's code.
 pub fn run_compress(gpu: &Gpu, algo: &GpuAlgo, blocks: &[u8]) -> Result<Vec<Code>, BulkError> {
     let bb = 4 * algo.block_words as usize;
-    if bb == 0 || blocks.len() % bb != 0 {
+    if bb == 0 || !blocks.len().is_multiple_of(bb) {
         return Err(BulkError::Config(format!(
             "{}: {} bytes is not a whole number of {bb}-byte blocks",
             algo.name,
