@@ -39,7 +39,7 @@ fn pool_cpu(pool: &rayon::ThreadPool) -> f64 {
 fn cpu_since(engine: Engine, c0: f64, p0: f64, pool: &rayon::ThreadPool) -> f64 {
     match engine {
         Engine::Single => thread_cpu() - c0,
-        Engine::Parallel => pool_cpu(pool) - p0,
+        Engine::Parallel | Engine::Gpu => pool_cpu(pool) - p0,
     }
 }
 
@@ -187,7 +187,9 @@ impl Timed for General {
     fn c(&self, input: &[u8], engine: Engine, out: &mut Vec<u8>) -> Result<(), BulkError> {
         let chunks: Result<Vec<_>, _> = match engine {
             Engine::Single => input.chunks(CHUNK).map(|c| self.one_c(c)).collect(),
-            Engine::Parallel => input.par_chunks(CHUNK).map(|c| self.one_c(c)).collect(),
+            Engine::Parallel | Engine::Gpu => {
+                input.par_chunks(CHUNK).map(|c| self.one_c(c)).collect()
+            }
         };
         frame(chunks?, out);
         Ok(())
@@ -196,7 +198,7 @@ impl Timed for General {
         let parts = unframe(packed)?;
         let chunks: Result<Vec<_>, _> = match engine {
             Engine::Single => parts.iter().map(|c| self.one_d(c)).collect(),
-            Engine::Parallel => parts.par_iter().map(|c| self.one_d(c)).collect(),
+            Engine::Parallel | Engine::Gpu => parts.par_iter().map(|c| self.one_d(c)).collect(),
         };
         for c in chunks? {
             out.extend_from_slice(&c);
@@ -245,7 +247,7 @@ pub fn run(
             // pool
             let on = |e: Engine, f: &mut (dyn FnMut() -> Result<(), BulkError> + Send)| match e {
                 Engine::Single => f(),
-                Engine::Parallel => pool.install(f),
+                Engine::Parallel | Engine::Gpu => pool.install(f),
             };
             let pass = |e: Engine, p: &mut [Vec<u8>], o: &mut [Vec<u8>]| {
                 let (t, c0, p0) = (Instant::now(), thread_cpu(), pool_cpu(pool));

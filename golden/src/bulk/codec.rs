@@ -20,8 +20,22 @@ use crate::magbdi::{DeltaMode, MagBdi, Params as MagParams};
 use crate::mpc::fast::{Kernel, WRITE_BYTES};
 use crate::mpc::{model::file_sha256, ModelSet, MpcCodec, BLOCK_BYTES};
 
+/// Which GPU kernels can run a codec (the GPU engine has kernels for MPC,
+/// MAG-aware BDI and DPC).
+#[derive(Clone, Copy, Debug)]
+pub enum GpuKind<'a> {
+    None,
+    Mpc(&'a ModelSet),
+    MagBdi(MagParams),
+    Dpc(DpcParams),
+}
+
 /// What the bulk layer needs from a block codec.
 pub trait BulkCodec: Send + Sync {
+    /// The GPU kernels that code this codec's blocks, if any.
+    fn gpu_kind(&self) -> GpuKind<'_> {
+        GpuKind::None
+    }
     /// Name stored in the container header (at most 16 ASCII bytes).
     fn algo(&self) -> &str;
     /// Bytes in one block.
@@ -113,6 +127,9 @@ impl MpcBulk {
 }
 
 impl BulkCodec for MpcBulk {
+    fn gpu_kind(&self) -> GpuKind<'_> {
+        GpuKind::Mpc(self.codec.model_set())
+    }
     fn algo(&self) -> &str {
         "mpc"
     }
@@ -176,6 +193,7 @@ pub struct DynBulk {
     algo: String,
     codec: Box<dyn BlockCodec>,
     identity: [u8; 32],
+    gpu: GpuKind<'static>,
 }
 
 impl DynBulk {
@@ -188,11 +206,21 @@ impl DynBulk {
             algo: algo.to_string(),
             codec,
             identity,
+            gpu: GpuKind::None,
         }
+    }
+
+    /// The same, with GPU kernels.
+    pub fn with_gpu(mut self, gpu: GpuKind<'static>) -> Self {
+        self.gpu = gpu;
+        self
     }
 }
 
 impl BulkCodec for DynBulk {
+    fn gpu_kind(&self) -> GpuKind<'_> {
+        self.gpu
+    }
     fn algo(&self) -> &str {
         &self.algo
     }
@@ -311,13 +339,13 @@ fn open_unchecked(
             let bb = block_bytes.unwrap_or(128);
             let p = MagParams::new(bb, 32, 4, DeltaMode::Unsigned);
             let c = MagBdi::new(p).map_err(|e| BulkError::Config(e.to_string()))?;
-            Box::new(DynBulk::new(algo, Box::new(c)))
+            Box::new(DynBulk::new(algo, Box::new(c)).with_gpu(GpuKind::MagBdi(p)))
         }
         // DPC: 4-byte segments, 32-byte sectors; 128-byte blocks unless told.
         "dpc" => {
             let bb = block_bytes.unwrap_or(128);
             let p = DpcParams::new(bb, 4, 32).map_err(|e| BulkError::Config(e.to_string()))?;
-            Box::new(DynBulk::new(algo, Box::new(Dpc::new(p))))
+            Box::new(DynBulk::new(algo, Box::new(Dpc::new(p))).with_gpu(GpuKind::Dpc(p)))
         }
         _ => {
             return Err(BulkError::UnknownAlgo {

@@ -23,9 +23,12 @@ pub mod format;
 pub mod gpu;
 pub mod stream;
 
-pub use codec::{open_codec, BulkCodec, MpcBulk, ALGOS};
+pub use codec::{open_codec, BulkCodec, GpuKind, MpcBulk, ALGOS};
 pub use engine::{Calibration, Engine};
-pub use stream::{compress, decompress, BlockReader, CompressOptions, Summary};
+pub use stream::{
+    compress, compress_with, decompress, decompress_with, BlockReader, CompressOptions, Summary,
+    WindowChunk, WindowCoder,
+};
 
 /// Why a bulk operation failed. Every error about the contents of a
 /// container names the chunk (and block) where it was found.

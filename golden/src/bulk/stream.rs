@@ -199,12 +199,63 @@ pub fn table_width(codec: &dyn BulkCodec, group_log2: Option<u8>) -> u8 {
     }
 }
 
+/// A device that codes whole windows of chunks (the GPU engine): the
+/// stream loops below read, check, order and write; the device codes.
+pub trait WindowCoder: Sync {
+    /// Compress `data` (whole blocks of the header's size) cut into chunks
+    /// of `header.chunk_blocks` blocks: chunk k's stored bytes go to
+    /// `stored[k]` (replacing its contents) and its bit count to `bits[k]`,
+    /// exactly as [`ChunkEncoder::encode`] would produce them.
+    fn compress_window(
+        &self,
+        header: &Header,
+        data: &[u8],
+        stored: &mut [Vec<u8>],
+        bits: &mut [u32],
+    ) -> Result<(), BulkError>;
+    /// Decode the chunks of a window. A chunk that decodes is left in its
+    /// `out` with `decoded` set; one the device finds malformed is left
+    /// with `decoded` false, and the caller decodes it on the CPU (which
+    /// names the error exactly).
+    fn decompress_window(
+        &self,
+        header: &Header,
+        chunks: &mut [WindowChunk<'_>],
+    ) -> Result<(), BulkError>;
+    /// Largest window the device takes, in input bytes.
+    fn max_window_bytes(&self) -> u64;
+}
+
+/// One chunk of a window for [`WindowCoder::decompress_window`].
+pub struct WindowChunk<'a> {
+    /// Stored bytes followed by [`EXTRACT_PAD`] zeros.
+    pub padded: &'a [u8],
+    pub bits: u32,
+    pub blocks: u32,
+    /// Decoded blocks (`blocks x block bytes`) when `decoded`.
+    pub out: &'a mut Vec<u8>,
+    pub decoded: bool,
+}
+
 /// One coded chunk of a window.
 #[derive(Default)]
 struct CodedChunk {
     enc: ChunkEncoder,
+    /// Stored bytes when a [`WindowCoder`] coded the chunk.
+    device: Vec<u8>,
+    on_device: bool,
     bits: u32,
     blocks: u32,
+}
+
+impl CodedChunk {
+    fn stored(&self) -> &[u8] {
+        if self.on_device {
+            &self.device
+        } else {
+            self.enc.sink.bytes()
+        }
+    }
 }
 
 /// Write coded chunks in order: frame (with the payload's CRC) and payload,
@@ -216,7 +267,7 @@ fn write_chunks<W: Write>(
     chunks: &[CodedChunk],
 ) -> Result<(), BulkError> {
     for c in chunks {
-        let stored = c.enc.sink.bytes();
+        let stored = c.stored();
         let mut frame = Frame {
             chunk: index.len() as u32,
             stored: stored.len() as u32,
@@ -247,9 +298,27 @@ fn write_chunks<W: Write>(
 /// one window behind).
 pub fn compress<R: Read + Send, W: Write + Send>(
     codec: &dyn BulkCodec,
+    input: R,
+    out: W,
+    opts: &CompressOptions,
+    progress: &dyn Fn(u64),
+) -> Result<Summary, BulkError> {
+    compress_with(codec, input, out, opts, None, progress)
+}
+
+fn need_device(device: Option<&dyn WindowCoder>) -> Result<&dyn WindowCoder, BulkError> {
+    device.ok_or_else(|| {
+        BulkError::Config("the GPU engine was chosen but no GPU device was given".into())
+    })
+}
+
+/// [`compress`] with a device for [`Engine::Gpu`].
+pub fn compress_with<R: Read + Send, W: Write + Send>(
+    codec: &dyn BulkCodec,
     mut input: R,
     out: W,
     opts: &CompressOptions,
+    device: Option<&dyn WindowCoder>,
     progress: &dyn Fn(u64),
 ) -> Result<Summary, BulkError> {
     check_limits(codec)?;
@@ -263,6 +332,11 @@ pub fn compress<R: Read + Send, W: Write + Send>(
         )));
     }
     check_window(opts.window, chunk_bytes)?;
+    let mut window = opts.window;
+    if opts.engine == Engine::Gpu {
+        let d = need_device(device)?;
+        window = window.min((d.max_window_bytes() / chunk_bytes).max(1) as usize);
+    }
     let header = header_for(codec, opts)?;
     let width = header.len_width;
     let group = header.group_blocks();
@@ -276,7 +350,7 @@ pub fn compress<R: Read + Send, W: Write + Send>(
     }
     let bb = codec.block_bytes();
     let cb = bb * opts.chunk_blocks as usize;
-    let win = cb * opts.window;
+    let win = cb * window;
     let mut out = Counting { inner: out, pos: 0 };
     out.put(&header.to_bytes())?;
     // Three windows in flight: `cur` is coded by the pool while the
@@ -285,7 +359,7 @@ pub fn compress<R: Read + Send, W: Write + Send>(
     let mut cur = vec![0u8; win];
     let mut next = vec![0u8; win];
     let new_chunks = || {
-        (0..opts.window)
+        (0..window)
             .map(|_| CodedChunk::default())
             .collect::<Vec<_>>()
     };
@@ -302,10 +376,12 @@ pub fn compress<R: Read + Send, W: Write + Send>(
         let chunks = &mut coding[..nchunks];
         let more = n_cur == win;
         let engine = opts.engine;
-        let mut work = || {
+        let hdr = &header;
+        let mut work = || -> Result<(), BulkError> {
             let code = |(c, d): (&mut CodedChunk, &[u8])| {
                 c.bits = c.enc.encode(codec, d, width, group);
                 c.blocks = (d.len() / bb) as u32;
+                c.on_device = false;
             };
             match engine {
                 Engine::Parallel => chunks
@@ -313,7 +389,31 @@ pub fn compress<R: Read + Send, W: Write + Send>(
                     .zip(data.par_chunks(cb))
                     .for_each(code),
                 Engine::Single => chunks.iter_mut().zip(data.chunks(cb)).for_each(code),
+                Engine::Gpu => {
+                    let mut stored: Vec<Vec<u8>> = chunks
+                        .iter_mut()
+                        .map(|c| std::mem::take(&mut c.device))
+                        .collect();
+                    let mut bits = vec![0u32; chunks.len()];
+                    let r = if data.is_empty() {
+                        Ok(())
+                    } else {
+                        need_device(device)?.compress_window(hdr, data, &mut stored, &mut bits)
+                    };
+                    for ((c, s), (b, d)) in chunks
+                        .iter_mut()
+                        .zip(stored)
+                        .zip(bits.into_iter().zip(data.chunks(cb)))
+                    {
+                        c.device = s;
+                        c.bits = b;
+                        c.blocks = (d.len() / bb) as u32;
+                        c.on_device = true;
+                    }
+                    r?;
+                }
             }
+            Ok(())
         };
         let mut io = || -> Result<usize, BulkError> {
             write_chunks(&mut out, &mut index, &mut sum, &done[..n_done])?;
@@ -324,9 +424,13 @@ pub fn compress<R: Read + Send, W: Write + Send>(
             }
         };
         let n_next = match engine {
-            Engine::Parallel => rayon::join(io, work).0?,
+            Engine::Parallel | Engine::Gpu => {
+                let (r, w) = rayon::join(io, work);
+                w?;
+                r?
+            }
             Engine::Single => {
-                work();
+                work()?;
                 io()?
             }
         };
@@ -621,17 +725,34 @@ fn decode_slot(
 /// pipes) into `out`. `window` chunks are decoded at a time.
 pub fn decompress<R: Read + Send, W: Write + Send>(
     codec: &dyn BulkCodec,
+    input: R,
+    out: W,
+    engine: Engine,
+    window: usize,
+    progress: &dyn Fn(u64),
+) -> Result<Summary, BulkError> {
+    decompress_with(codec, input, out, engine, window, None, progress)
+}
+
+/// [`decompress`] with a device for [`Engine::Gpu`].
+pub fn decompress_with<R: Read + Send, W: Write + Send>(
+    codec: &dyn BulkCodec,
     mut input: R,
     mut out: W,
     engine: Engine,
     window: usize,
+    device: Option<&dyn WindowCoder>,
     progress: &dyn Fn(u64),
 ) -> Result<Summary, BulkError> {
     let header = read_header(&mut input)?;
     check_codec(&header, codec)?;
     check_window(window, 1)?;
     // the chunk size comes from the container: fit the window to it
-    let window = window.min((MAX_WINDOW_BYTES / header.chunk_bytes()).max(1) as usize);
+    let mut limit = MAX_WINDOW_BYTES;
+    if engine == Engine::Gpu {
+        limit = limit.min(need_device(device)?.max_window_bytes());
+    }
+    let window = window.min((limit / header.chunk_bytes()).max(1) as usize);
     let mut rd = FrameReader {
         input,
         header: header.clone(),
@@ -666,6 +787,37 @@ pub fn decompress<R: Read + Send, W: Write + Send>(
             match engine {
                 Engine::Parallel => slots.par_iter_mut().enumerate().try_for_each(decode),
                 Engine::Single => slots.iter_mut().enumerate().try_for_each(decode),
+                Engine::Gpu => {
+                    let mut chunks: Vec<WindowChunk<'_>> = slots
+                        .iter_mut()
+                        .filter_map(|s| {
+                            let f = s.frame?;
+                            Some(WindowChunk {
+                                padded: &s.buf,
+                                bits: f.bits,
+                                blocks: f.blocks,
+                                out: &mut s.out,
+                                decoded: false,
+                            })
+                        })
+                        .collect();
+                    need_device(device)?.decompress_window(hdr, &mut chunks)?;
+                    let ok: Vec<bool> = chunks.iter().map(|c| c.decoded).collect();
+                    drop(chunks);
+                    // what the device found malformed is decoded (and named) on the CPU
+                    let mut k = 0;
+                    slots.iter_mut().enumerate().try_for_each(|(i, s)| {
+                        if s.frame.is_none() {
+                            return Ok(());
+                        }
+                        k += 1;
+                        if ok[k - 1] {
+                            Ok(())
+                        } else {
+                            decode((i, s))
+                        }
+                    })
+                }
             }
         };
         let reading = rd.end.is_none();
@@ -690,7 +842,7 @@ pub fn decompress<R: Read + Send, W: Write + Send>(
         // a decoding error of this window is reported before a reading
         // error of the next
         let n_next = match engine {
-            Engine::Parallel => {
+            Engine::Parallel | Engine::Gpu => {
                 let (r, d) = rayon::join(io, work);
                 d?;
                 r?

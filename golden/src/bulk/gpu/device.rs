@@ -167,7 +167,9 @@ impl Gpu {
 
     /// Largest storage buffer binding, in bytes.
     pub fn max_binding(&self) -> u64 {
-        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
+        self.limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size)
     }
 
     /// Compile `source` and build the pipeline of `entry` (bind group 0,
