@@ -31,6 +31,7 @@ gen:
 ## model set on both simulators.
 test: lint
 	$(CARGO) test --workspace
+	$(CARGO) test -p golden --features gpu --test gpu_device
 	$(MAKE) fuzz-short
 	$(MAKE) cosim-all
 
@@ -79,6 +80,7 @@ cosim-dpc:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p golden --features gpu --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

@@ -32,20 +32,16 @@ pub enum BulkCmd {
     Get(GetArgs),
     /// Throughput and ratio side by side with lz4 and zstd.
     Bench(BenchArgs),
-    /// Measure the single/parallel (and GPU) thresholds and store them.
+    /// Measure the single/parallel threshold and store it.
     Calibrate(CalibrateArgs),
-    /// List the GPU adapters the GPU engine can use.
-    Adapters,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum EngineArg {
-    /// By input size against the calibrated thresholds.
+    /// By input size against the calibrated threshold.
     Auto,
     Single,
     Parallel,
-    /// The GPU engine (builds with the cargo feature `gpu`).
-    Gpu,
 }
 
 #[derive(Args)]
@@ -82,14 +78,10 @@ pub struct RunArgs {
     #[arg(long)]
     calibration: Option<PathBuf>,
     /// Chunks coded per window (memory: about 3 x window x chunk; 1 to
-    /// 4096, and a window holds at most 256 MiB; default 32, and 1024 on
-    /// the GPU engine).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW as u64))]
-    window: Option<u64>,
-    /// GPU adapter for the GPU engine: a position in `mpc adapters` or
-    /// part of its name (default: a discrete GPU first, software last).
-    #[arg(long)]
-    gpu_adapter: Option<String>,
+    /// 4096, and a window holds at most 256 MiB).
+    #[arg(long, default_value_t = DEFAULT_WINDOW as u64,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW as u64))]
+    window: u64,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -211,7 +203,6 @@ pub fn run(cmd: BulkCmd) -> Result<()> {
         BulkCmd::Get(a) => get(a),
         BulkCmd::Bench(a) => bench_cmd(a),
         BulkCmd::Calibrate(a) => calibrate(a),
-        BulkCmd::Adapters => list_adapters(),
     }
 }
 
@@ -228,104 +219,15 @@ fn calibration_path(p: &Option<PathBuf>) -> PathBuf {
 }
 
 /// The engine for `size` bytes of `algo`, and why.
-/// Chunks per window: the flag, or the engine's default.
-fn window_of(run: &RunArgs, engine: Engine) -> usize {
-    match (run.window, engine) {
-        (Some(w), _) => w as usize,
-        (None, Engine::Gpu) => GPU_WINDOW,
-        (None, _) => DEFAULT_WINDOW,
-    }
-}
-
-/// Default window of the GPU engine: 1024 chunks (64 MiB of 32-byte
-/// blocks in 64 KiB chunks), enough threads to fill a large GPU.
-const GPU_WINDOW: usize = 1024;
-
-/// The device of the GPU engine for `codec`.
-#[cfg(feature = "gpu")]
-fn open_device(run: &RunArgs, codec: &dyn BulkCodec) -> Result<Box<dyn bulk::WindowCoder>> {
-    let e = bulk::gpu::open_engine(codec, run.gpu_adapter.as_deref())?;
-    if !run.quiet {
-        eprintln!("GPU engine on {}", e.gpu.adapter);
-    }
-    Ok(Box::new(e))
-}
-
-#[cfg(not(feature = "gpu"))]
-fn open_device(_run: &RunArgs, _codec: &dyn BulkCodec) -> Result<Box<dyn bulk::WindowCoder>> {
-    bail!("this build has no GPU engine: build with `cargo build --release --features gpu`")
-}
-
-/// Whether `auto` may use the GPU: a calibrated GPU threshold reached and
-/// an adapter that is not a software one.
-#[cfg(feature = "gpu")]
-fn auto_gpu(
-    run: &RunArgs,
-    codec: &dyn BulkCodec,
-    threshold: Option<u64>,
-    size: Option<u64>,
-) -> Option<Box<dyn bulk::WindowCoder>> {
-    let t = threshold?;
-    if size? < t {
-        return None;
-    }
-    match bulk::gpu::open_engine(codec, run.gpu_adapter.as_deref()) {
-        Ok(e) if e.gpu.adapter.is_software() => None,
-        Ok(e) => {
-            if !run.quiet {
-                eprintln!("GPU engine on {}", e.gpu.adapter);
-            }
-            Some(Box::new(e))
-        }
-        Err(e) => {
-            if !run.quiet {
-                eprintln!("warning: GPU engine unavailable ({e}); using the CPU");
-            }
-            None
-        }
-    }
-}
-
-#[cfg(not(feature = "gpu"))]
-fn auto_gpu(
-    _: &RunArgs,
-    _: &dyn BulkCodec,
-    _: Option<u64>,
-    _: Option<u64>,
-) -> Option<Box<dyn bulk::WindowCoder>> {
-    None
-}
-
-/// The engine for this run, and the GPU device when it is the GPU engine.
-fn pick_engine(
-    run: &RunArgs,
-    codec: &dyn BulkCodec,
-    size: Option<u64>,
-    decompress: bool,
-) -> Result<(Engine, Option<Box<dyn bulk::WindowCoder>>)> {
-    let algo = codec.algo();
+fn pick_engine(run: &RunArgs, algo: &str, size: Option<u64>, decompress: bool) -> Result<Engine> {
     let threshold = match run.engine {
-        EngineArg::Single => return Ok((Engine::Single, None)),
-        EngineArg::Parallel => return Ok((Engine::Parallel, None)),
-        EngineArg::Gpu => return Ok((Engine::Gpu, Some(open_device(run, codec)?))),
+        EngineArg::Single => return Ok(Engine::Single),
+        EngineArg::Parallel => return Ok(Engine::Parallel),
         EngineArg::Auto => {
             let path = calibration_path(&run.calibration);
             match Calibration::load(&path)?.and_then(|c| c.algos.get(algo).cloned()) {
-                Some(c) => {
-                    let gpu_t = if decompress {
-                        c.gpu_decompress_threshold
-                    } else {
-                        c.gpu_compress_threshold
-                    };
-                    if let Some(d) = auto_gpu(run, codec, gpu_t, size) {
-                        return Ok((Engine::Gpu, Some(d)));
-                    }
-                    if decompress {
-                        c.decompress_threshold
-                    } else {
-                        c.compress_threshold
-                    }
-                }
+                Some(c) if decompress => c.decompress_threshold,
+                Some(c) => c.compress_threshold,
                 None => {
                     if !run.quiet {
                         eprintln!(
@@ -340,7 +242,7 @@ fn pick_engine(
             }
         }
     };
-    Ok((engine::choose(size, threshold), None))
+    Ok(engine::choose(size, threshold))
 }
 
 fn bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
@@ -401,7 +303,7 @@ fn compress(a: CompressArgs) -> Result<()> {
         s.push(".gmcz");
         PathBuf::from(s)
     });
-    let (engine, device) = pick_engine(&a.run, codec.as_ref(), len, false)?;
+    let engine = pick_engine(&a.run, codec.algo(), len, false)?;
     let output = Output::create(&out_path, a.run.force, Some(&a.input))?;
     let out = output.writer()?;
     let pool = pool(a.run.threads)?;
@@ -411,15 +313,11 @@ fn compress(a: CompressArgs) -> Result<()> {
         chunk_blocks: a.chunk_blocks,
         group_blocks: a.block_groups,
         engine,
-        window: window_of(&a.run, engine),
+        window: a.run.window as usize,
         original_len: len,
     };
     let sum = pool
-        .install(|| {
-            bulk::compress_with(codec.as_ref(), input, out, &opts, device.as_deref(), &|n| {
-                pb.set_position(n)
-            })
-        })
+        .install(|| bulk::compress(codec.as_ref(), input, out, &opts, &|n| pb.set_position(n)))
         .with_context(|| format!("compressing {}", a.input.display()))?;
     pb.finish_and_clear();
     output.commit()?;
@@ -466,20 +364,19 @@ fn decompress(a: DecompressArgs) -> Result<()> {
                 .map_or_else(|| format!("{s}.out"), str::to_string),
         )
     });
-    let (engine, device) = pick_engine(&a.run, codec.as_ref(), header.original_len, true)?;
+    let engine = pick_engine(&a.run, codec.algo(), header.original_len, true)?;
     let output = Output::create(&out_path, a.run.force, Some(&a.input))?;
     let out = output.writer()?;
     let pool = pool(a.run.threads)?;
     let pb = bar(header.original_len, a.run.quiet, "decompress");
     let t = Instant::now();
     let r = pool.install(|| {
-        bulk::decompress_with(
+        bulk::decompress(
             codec.as_ref(),
             input,
             out,
             engine,
-            window_of(&a.run, engine),
-            device.as_deref(),
+            a.run.window as usize,
             &|n| pb.set_position(n),
         )
     });
@@ -679,24 +576,4 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     cal.save(&path)?;
     println!("saved {}", path.display());
     Ok(())
-}
-
-#[cfg(feature = "gpu")]
-fn list_adapters() -> Result<()> {
-    let found = bulk::gpu::adapters();
-    if found.is_empty() {
-        bail!(
-            "no GPU adapter found (Vulkan, Metal or DX12); on Linux without a GPU, Mesa's software \
-             driver provides one: apt-get install mesa-vulkan-drivers"
-        );
-    }
-    for (i, a) in found.iter().enumerate() {
-        println!("[{i}] {a}  driver: {}", a.driver);
-    }
-    Ok(())
-}
-
-#[cfg(not(feature = "gpu"))]
-fn list_adapters() -> Result<()> {
-    bail!("this build has no GPU engine: build with `cargo build --release --features gpu`")
 }
