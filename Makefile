@@ -31,7 +31,7 @@ gen:
 ## model set on both simulators.
 test: lint
 	$(CARGO) test --workspace
-	$(CARGO) test -p golden --features gpu --test gpu_device
+	$(CARGO) test -p golden --features gpu --test gpu_device --test gpu_engine
 	$(MAKE) fuzz-short
 	$(MAKE) cosim-all
 

@@ -62,6 +62,7 @@ fn fields_algo(src: &str) -> GpuAlgo {
     GpuAlgo {
         name: "fields",
         source: src.to_string(),
+        decompress: src.to_string(),
         params: vec![4],
         tables: (0..32).map(|k| k + 1).collect(),
         block_words: 4,

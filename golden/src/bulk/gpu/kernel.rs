@@ -2,7 +2,8 @@
 //! direct runs of them on a batch of blocks (used by the tests and the
 //! kernel-rate measurement).
 //!
-//! An algorithm supplies one WGSL source with two entry points, both
+//! An algorithm supplies two WGSL sources (compiled as two modules, so
+//! that each declares only its own bindings), with one entry point each,
 //! `@workgroup_size(64)`, thread index `gid.x + gid.y * nwg.x * 64`:
 //!
 //! * `compress`, one thread per block, bindings
@@ -33,8 +34,10 @@ use crate::bulk::BulkError;
 pub struct GpuAlgo {
     /// Name for labels and messages (`mpc`, `magbdi`, `dpc`).
     pub name: &'static str,
-    /// WGSL source with `compress` and `decompress` (without the preludes).
+    /// WGSL source of `compress` (without the bit-writer prelude).
     pub source: String,
+    /// WGSL source of `decompress` (without the bit-reader prelude).
+    pub decompress: String,
     /// Algorithm words of the uniform after `n` (at most 15).
     pub params: Vec<u32>,
     /// Contents of the `tables` binding (at least one word).
@@ -53,7 +56,7 @@ impl GpuAlgo {
 
     /// The decompress kernel's full source.
     pub fn decompress_source(&self) -> String {
-        format!("{}\n{}", super::BITS_READ, self.source)
+        format!("{}\n{}", super::BITS_READ, self.decompress)
     }
 
     fn uniform(&self, n: u32) -> Vec<u32> {

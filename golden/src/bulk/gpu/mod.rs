@@ -8,9 +8,11 @@
 //!   runs of one algorithm's kernels on a batch of blocks.
 
 pub mod device;
+pub mod engine;
 pub mod kernel;
 
 pub use device::{adapters, AdapterDesc, Gpu};
+pub use engine::{GpuEngine, GpuStats};
 pub use kernel::GpuAlgo;
 
 /// WGSL bit writer prepended to every compress kernel.
