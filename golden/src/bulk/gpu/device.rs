@@ -348,6 +348,38 @@ impl Gpu {
         Ok(())
     }
 
+    /// Map the first `bytes` of `staging` (filled by a finished
+    /// submission), run `f` on them, unmap.
+    pub fn with_mapped<R>(
+        &self,
+        staging: &wgpu::Buffer,
+        bytes: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, BulkError> {
+        if bytes == 0 {
+            return Ok(f(&[]));
+        }
+        let slice = staging.slice(..bytes.next_multiple_of(4));
+        let (tx, rx) = mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(gpu_err)?;
+        rx.recv()
+            .map_err(gpu_err)?
+            .map_err(|e| gpu_err(format!("mapping a result buffer: {e}")))?;
+        let r = {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| gpu_err(format!("reading a result buffer: {e}")))?;
+            f(&view[..bytes as usize])
+        };
+        staging.unmap();
+        Ok(r)
+    }
+
     /// Copy `bytes` of `src` to the host (through a new staging buffer).
     pub fn read(&self, src: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>, BulkError> {
         let staging = self.readback("readback", bytes);

@@ -15,6 +15,8 @@
 //! is larger); the model-set tables are uploaded once.
 
 use std::sync::Mutex;
+
+use rayon::prelude::*;
 use std::time::Instant;
 
 use super::device::Gpu;
@@ -375,19 +377,23 @@ impl WindowCoder for GpuEngine {
         let copy = total.next_multiple_of(4).max(4);
         enc.copy_buffer_to_buffer(get(&b.out), 0, get(&b.out_rb), 0, copy);
         gpu.submit_wait(enc)?;
-        let mut packed = std::mem::take(&mut b.host);
-        gpu.read_mapped(get(&b.out_rb), total, &mut packed)?;
-        for k in 0..chunks {
-            let lo = cbyte[k] as usize;
-            let hi = lo + (cbits[k] as usize).div_ceil(8);
-            let s = &mut stored[k];
-            s.clear();
-            s.extend_from_slice(packed.get(lo..hi).ok_or_else(|| {
-                BulkError::Gpu(format!("chunk {k}: device offsets out of range"))
-            })?);
-            bits[k] = cbits[k];
-        }
-        b.host = packed;
+        // the chunks are copied out of the mapped buffer in parallel
+        gpu.with_mapped(get(&b.out_rb), total, |packed| {
+            stored
+                .par_iter_mut()
+                .zip(bits.par_iter_mut())
+                .enumerate()
+                .try_for_each(|(k, (s, bk))| {
+                    let lo = cbyte[k] as usize;
+                    let hi = lo + (cbits[k] as usize).div_ceil(8);
+                    s.clear();
+                    s.extend_from_slice(packed.get(lo..hi).ok_or_else(|| {
+                        BulkError::Gpu(format!("chunk {k}: device offsets out of range"))
+                    })?);
+                    *bk = cbits[k];
+                    Ok::<(), BulkError>(())
+                })
+        })??;
         let t_down = t.elapsed().as_secs_f64();
         self.record(|s| {
             s.upload_s += t_up;
@@ -532,39 +538,24 @@ impl WindowCoder for GpuEngine {
         let mut st = Vec::new();
         gpu.read_mapped(get(&b.status_rb), 4 * nsegs as u64, &mut st)?;
         let status: Vec<u32> = words_le(&st).collect();
-        // the decoded blocks go straight from the mapped buffer to the chunks
-        let slice = get(&b.blocks_rb).slice(..out_bytes.next_multiple_of(4).max(4));
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        gpu.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| BulkError::Gpu(e.to_string()))?;
-        rx.recv()
-            .map_err(|e| BulkError::Gpu(e.to_string()))?
-            .map_err(|e| BulkError::Gpu(format!("mapping decoded blocks: {e}")))?;
-        {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|e| BulkError::Gpu(format!("reading decoded blocks: {e}")))?;
-            for (c, p) in chunks.iter_mut().zip(&plan) {
+        // the decoded blocks go straight from the mapped buffer to the
+        // chunks, in parallel
+        gpu.with_mapped(get(&b.blocks_rb), out_bytes, |view| {
+            chunks.par_iter_mut().zip(plan.par_iter()).for_each(|(c, p)| {
                 let Some((first, s0, ns)) = *p else {
                     c.decoded = false;
-                    continue;
+                    return;
                 };
                 if status[s0..s0 + ns].iter().any(|&s| s != 0) {
                     c.decoded = false;
-                    continue;
+                    return;
                 }
                 let lo = first * bb;
                 c.out.clear();
-                c.out
-                    .extend_from_slice(&view[lo..lo + c.blocks as usize * bb]);
+                c.out.extend_from_slice(&view[lo..lo + c.blocks as usize * bb]);
                 c.decoded = true;
-            }
-        }
-        get(&b.blocks_rb).unmap();
+            })
+        })?;
         let t_down = t.elapsed().as_secs_f64();
         b.host = payload;
         b.seg_words = segs;
