@@ -8,8 +8,10 @@
 //!   runs of one algorithm's kernels on a batch of blocks.
 
 pub mod device;
+pub mod dpc;
 pub mod engine;
 pub mod kernel;
+pub mod magbdi;
 
 pub use device::{adapters, AdapterDesc, Gpu};
 pub use engine::{GpuEngine, GpuStats};
