@@ -27,9 +27,8 @@ pub enum Engine {
     Single,
     /// All threads of the current rayon pool.
     Parallel,
-    /// Windows of chunks coded by a [`WindowCoder`](super::WindowCoder)
-    /// device given to [`compress_with`](super::compress_with) /
-    /// [`decompress_with`](super::decompress_with).
+    /// The GPU engine (cargo feature `gpu`): windows of chunks coded by
+    /// WGSL kernels through wgpu.
     Gpu,
 }
 
@@ -56,6 +55,19 @@ pub struct AlgoCalibration {
     pub compress_parallel_mb_s: f64,
     pub decompress_single_mb_s: f64,
     pub decompress_parallel_mb_s: f64,
+    /// Inputs of at least this many bytes are compressed on the GPU
+    /// (absent: never; measured by `calibrate --gpu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_compress_threshold: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_decompress_threshold: Option<u64>,
+    /// The adapter measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_adapter: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_compress_mb_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_decompress_mb_s: Option<f64>,
 }
 
 /// The calibration file: one table per algorithm.
@@ -216,6 +228,11 @@ pub fn calibrate(
             compress_parallel_mb_s: mb / last.2,
             decompress_single_mb_s: mb / last.3,
             decompress_parallel_mb_s: mb / last.4,
+            gpu_compress_threshold: None,
+            gpu_decompress_threshold: None,
+            gpu_adapter: None,
+            gpu_compress_mb_s: None,
+            gpu_decompress_mb_s: None,
         },
         rows,
     ))

@@ -38,6 +38,9 @@ use super::BulkError;
 pub const DEFAULT_CHUNK_BLOCKS: u32 = 2048;
 /// Default chunks per window.
 pub const DEFAULT_WINDOW: usize = 32;
+/// Chunks per window of the GPU engine unless told: 1024 (64 MiB of
+/// 32-byte blocks in 64 KiB chunks), enough threads to fill a large GPU.
+pub const GPU_WINDOW: usize = 1024;
 /// Most chunks per window.
 pub const MAX_WINDOW: usize = 4096;
 /// Most bytes of input (compress) or output (decompress) in one window;

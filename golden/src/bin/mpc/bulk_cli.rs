@@ -10,7 +10,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use golden::bulk::bench::{self, corpus_files, General};
 use golden::bulk::engine::{self, calibration_sizes, Calibration, DEFAULT_THRESHOLD};
 use golden::bulk::format::{Header, HEADER_BYTES, MAX_CHUNK_BYTES};
-use golden::bulk::stream::{DEFAULT_CHUNK_BLOCKS, DEFAULT_WINDOW, MAX_WINDOW};
+use golden::bulk::stream::{DEFAULT_CHUNK_BLOCKS, DEFAULT_WINDOW, GPU_WINDOW, MAX_WINDOW};
 use golden::bulk::{self, open_codec, BlockReader, BulkCodec, CompressOptions, Engine, MpcBulk};
 use golden::mpc::fast::Kernel;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -32,16 +32,20 @@ pub enum BulkCmd {
     Get(GetArgs),
     /// Throughput and ratio side by side with lz4 and zstd.
     Bench(BenchArgs),
-    /// Measure the single/parallel threshold and store it.
+    /// Measure the single/parallel (and GPU) thresholds and store them.
     Calibrate(CalibrateArgs),
+    /// List the GPU adapters the GPU engine can use.
+    Adapters,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum EngineArg {
-    /// By input size against the calibrated threshold.
+    /// By input size against the calibrated thresholds.
     Auto,
     Single,
     Parallel,
+    /// The GPU engine (builds with the cargo feature `gpu`).
+    Gpu,
 }
 
 #[derive(Args)]
@@ -78,10 +82,14 @@ pub struct RunArgs {
     #[arg(long)]
     calibration: Option<PathBuf>,
     /// Chunks coded per window (memory: about 3 x window x chunk; 1 to
-    /// 4096, and a window holds at most 256 MiB).
-    #[arg(long, default_value_t = DEFAULT_WINDOW as u64,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW as u64))]
-    window: u64,
+    /// 4096, and a window holds at most 256 MiB; default 32, and 1024 on
+    /// the GPU engine).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW as u64))]
+    window: Option<u64>,
+    /// GPU adapter for the GPU engine: a position in `mpc adapters` or
+    /// part of its name (default: a discrete GPU first, software last).
+    #[arg(long)]
+    gpu_adapter: Option<String>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -163,6 +171,13 @@ pub struct BenchArgs {
     /// into one stream, like one long memory trace).
     #[arg(long)]
     per_file: bool,
+    /// Also time the GPU engine (mpc, magbdi, dpc), with the host<->device
+    /// copy bandwidth (builds with the cargo feature `gpu`).
+    #[arg(long)]
+    gpu: bool,
+    /// GPU adapter (see `mpc adapters`).
+    #[arg(long)]
+    gpu_adapter: Option<String>,
     /// Files or corpus directories (default ../shared/corpus).
     files: Vec<PathBuf>,
 }
@@ -191,6 +206,14 @@ pub struct CalibrateArgs {
     /// Timing repetitions per size (best is kept; 1 to 100).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
     reps: u64,
+    /// Also measure from which size the GPU engine beats the CPU pool
+    /// (transfers included; 1 MiB to 256 MiB). A software adapter is not
+    /// measured: `auto` never picks one.
+    #[arg(long)]
+    gpu: bool,
+    /// GPU adapter (see `mpc adapters`).
+    #[arg(long)]
+    gpu_adapter: Option<String>,
     /// Sample files or corpus directories (default ../shared/corpus).
     files: Vec<PathBuf>,
 }
@@ -203,6 +226,7 @@ pub fn run(cmd: BulkCmd) -> Result<()> {
         BulkCmd::Get(a) => get(a),
         BulkCmd::Bench(a) => bench_cmd(a),
         BulkCmd::Calibrate(a) => calibrate(a),
+        BulkCmd::Adapters => list_adapters(),
     }
 }
 
@@ -219,15 +243,100 @@ fn calibration_path(p: &Option<PathBuf>) -> PathBuf {
 }
 
 /// The engine for `size` bytes of `algo`, and why.
-fn pick_engine(run: &RunArgs, algo: &str, size: Option<u64>, decompress: bool) -> Result<Engine> {
+/// Chunks per window: the flag, or the engine's default.
+fn window_of(run: &RunArgs, engine: Engine) -> usize {
+    match (run.window, engine) {
+        (Some(w), _) => w as usize,
+        (None, Engine::Gpu) => GPU_WINDOW,
+        (None, _) => DEFAULT_WINDOW,
+    }
+}
+
+/// The device of the GPU engine for `codec`.
+#[cfg(feature = "gpu")]
+fn open_device(run: &RunArgs, codec: &dyn BulkCodec) -> Result<Box<dyn bulk::WindowCoder>> {
+    let e = bulk::gpu::open_engine(codec, run.gpu_adapter.as_deref())?;
+    if !run.quiet {
+        eprintln!("GPU engine on {}", e.gpu.adapter);
+    }
+    Ok(Box::new(e))
+}
+
+#[cfg(not(feature = "gpu"))]
+fn open_device(_run: &RunArgs, _codec: &dyn BulkCodec) -> Result<Box<dyn bulk::WindowCoder>> {
+    bail!("this build has no GPU engine: build with `cargo build --release --features gpu`")
+}
+
+/// Whether `auto` may use the GPU: a calibrated GPU threshold reached and
+/// an adapter that is not a software one.
+#[cfg(feature = "gpu")]
+fn auto_gpu(
+    run: &RunArgs,
+    codec: &dyn BulkCodec,
+    threshold: Option<u64>,
+    size: Option<u64>,
+) -> Option<Box<dyn bulk::WindowCoder>> {
+    let t = threshold?;
+    if size? < t {
+        return None;
+    }
+    match bulk::gpu::open_engine(codec, run.gpu_adapter.as_deref()) {
+        Ok(e) if e.gpu.adapter.is_software() => None,
+        Ok(e) => {
+            if !run.quiet {
+                eprintln!("GPU engine on {}", e.gpu.adapter);
+            }
+            Some(Box::new(e))
+        }
+        Err(e) => {
+            if !run.quiet {
+                eprintln!("warning: GPU engine unavailable ({e}); using the CPU");
+            }
+            None
+        }
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+fn auto_gpu(
+    _: &RunArgs,
+    _: &dyn BulkCodec,
+    _: Option<u64>,
+    _: Option<u64>,
+) -> Option<Box<dyn bulk::WindowCoder>> {
+    None
+}
+
+/// The engine for this run, and the GPU device when it is the GPU engine.
+fn pick_engine(
+    run: &RunArgs,
+    codec: &dyn BulkCodec,
+    size: Option<u64>,
+    decompress: bool,
+) -> Result<(Engine, Option<Box<dyn bulk::WindowCoder>>)> {
+    let algo = codec.algo();
     let threshold = match run.engine {
-        EngineArg::Single => return Ok(Engine::Single),
-        EngineArg::Parallel => return Ok(Engine::Parallel),
+        EngineArg::Single => return Ok((Engine::Single, None)),
+        EngineArg::Parallel => return Ok((Engine::Parallel, None)),
+        EngineArg::Gpu => return Ok((Engine::Gpu, Some(open_device(run, codec)?))),
         EngineArg::Auto => {
             let path = calibration_path(&run.calibration);
             match Calibration::load(&path)?.and_then(|c| c.algos.get(algo).cloned()) {
-                Some(c) if decompress => c.decompress_threshold,
-                Some(c) => c.compress_threshold,
+                Some(c) => {
+                    let gpu_t = if decompress {
+                        c.gpu_decompress_threshold
+                    } else {
+                        c.gpu_compress_threshold
+                    };
+                    if let Some(d) = auto_gpu(run, codec, gpu_t, size) {
+                        return Ok((Engine::Gpu, Some(d)));
+                    }
+                    if decompress {
+                        c.decompress_threshold
+                    } else {
+                        c.compress_threshold
+                    }
+                }
                 None => {
                     if !run.quiet {
                         eprintln!(
@@ -242,7 +351,7 @@ fn pick_engine(run: &RunArgs, algo: &str, size: Option<u64>, decompress: bool) -
             }
         }
     };
-    Ok(engine::choose(size, threshold))
+    Ok((engine::choose(size, threshold), None))
 }
 
 fn bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
@@ -303,7 +412,7 @@ fn compress(a: CompressArgs) -> Result<()> {
         s.push(".gmcz");
         PathBuf::from(s)
     });
-    let engine = pick_engine(&a.run, codec.algo(), len, false)?;
+    let (engine, device) = pick_engine(&a.run, codec.as_ref(), len, false)?;
     let output = Output::create(&out_path, a.run.force, Some(&a.input))?;
     let out = output.writer()?;
     let pool = pool(a.run.threads)?;
@@ -313,11 +422,15 @@ fn compress(a: CompressArgs) -> Result<()> {
         chunk_blocks: a.chunk_blocks,
         group_blocks: a.block_groups,
         engine,
-        window: a.run.window as usize,
+        window: window_of(&a.run, engine),
         original_len: len,
     };
     let sum = pool
-        .install(|| bulk::compress(codec.as_ref(), input, out, &opts, &|n| pb.set_position(n)))
+        .install(|| {
+            bulk::compress_with(codec.as_ref(), input, out, &opts, device.as_deref(), &|n| {
+                pb.set_position(n)
+            })
+        })
         .with_context(|| format!("compressing {}", a.input.display()))?;
     pb.finish_and_clear();
     output.commit()?;
@@ -364,19 +477,20 @@ fn decompress(a: DecompressArgs) -> Result<()> {
                 .map_or_else(|| format!("{s}.out"), str::to_string),
         )
     });
-    let engine = pick_engine(&a.run, codec.algo(), header.original_len, true)?;
+    let (engine, device) = pick_engine(&a.run, codec.as_ref(), header.original_len, true)?;
     let output = Output::create(&out_path, a.run.force, Some(&a.input))?;
     let out = output.writer()?;
     let pool = pool(a.run.threads)?;
     let pb = bar(header.original_len, a.run.quiet, "decompress");
     let t = Instant::now();
     let r = pool.install(|| {
-        bulk::decompress(
+        bulk::decompress_with(
             codec.as_ref(),
             input,
             out,
             engine,
-            a.run.window as usize,
+            window_of(&a.run, engine),
+            device.as_deref(),
             &|n| pb.set_position(n),
         )
     });
@@ -528,7 +642,56 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
         rows.push(bench::run(&General::Zstd(*l), &data, &pool)?);
     }
     print!("{}", bench::render(&rows, threads));
+    if a.gpu {
+        gpu_bench(&a, &data, &pool)?;
+    }
     Ok(())
+}
+
+#[cfg(feature = "gpu")]
+fn gpu_bench(a: &BenchArgs, data: &[Vec<u8>], pool: &rayon::ThreadPool) -> Result<()> {
+    use golden::bulk::gpu::bench as gb;
+    let stream = data.concat();
+    let mut rows = Vec::new();
+    let mut adapter = None;
+    for algo in &a.algos {
+        let codec = open_codec(algo, Some(&a.model), a.block_bytes)?;
+        if matches!(codec.gpu_kind(), bulk::GpuKind::None) {
+            println!("{algo}: no GPU kernels");
+            continue;
+        }
+        let dev = bulk::gpu::open_engine(codec.as_ref(), a.gpu_adapter.as_deref())?;
+        if adapter.is_none() {
+            let (up, down) = gb::copy_bandwidth(&dev.gpu, 256 << 20, 3)?;
+            println!(
+                "\nGPU engine on {}: host->device {up:.2} GB/s, device->host {down:.2} GB/s (256 MiB copies)",
+                dev.gpu.adapter
+            );
+            adapter = Some(dev.gpu.adapter.clone());
+        }
+        let mut cpu = Vec::new();
+        let opts = CompressOptions {
+            original_len: Some(stream.len() as u64),
+            ..CompressOptions::default()
+        };
+        pool.install(|| {
+            bulk::compress(
+                codec.as_ref(),
+                std::io::Cursor::new(&stream),
+                &mut cpu,
+                &opts,
+                &|_| {},
+            )
+        })?;
+        rows.push(gb::run(codec.as_ref(), &dev, &stream, &cpu, 2, pool)?);
+    }
+    print!("{}", gb::render(&rows));
+    Ok(())
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_bench(_: &BenchArgs, _: &[Vec<u8>], _: &rayon::ThreadPool) -> Result<()> {
+    bail!("this build has no GPU engine: build with `cargo build --release --features gpu`")
 }
 
 fn calibrate(a: CalibrateArgs) -> Result<()> {
@@ -571,9 +734,106 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
             "{algo}: parallel from {} bytes (compress), {} bytes (decompress)",
             c.compress_threshold, c.decompress_threshold
         );
+        let mut c = c;
+        if a.gpu {
+            gpu_calibrate(&a, codec.as_ref(), &sample, &pool, &mut c)?;
+        } else if let Some(old) = cal.algos.get(algo) {
+            // keep an earlier GPU measurement
+            c.gpu_compress_threshold = old.gpu_compress_threshold;
+            c.gpu_decompress_threshold = old.gpu_decompress_threshold;
+            c.gpu_adapter = old.gpu_adapter.clone();
+            c.gpu_compress_mb_s = old.gpu_compress_mb_s;
+            c.gpu_decompress_mb_s = old.gpu_decompress_mb_s;
+        }
         cal.algos.insert(algo.clone(), c);
     }
     cal.save(&path)?;
     println!("saved {}", path.display());
     Ok(())
+}
+
+#[cfg(feature = "gpu")]
+fn list_adapters() -> Result<()> {
+    let found = bulk::gpu::adapters();
+    if found.is_empty() {
+        bail!(
+            "no GPU adapter found (Vulkan, Metal or DX12); on Linux without a GPU, Mesa's software \
+             driver provides one: apt-get install mesa-vulkan-drivers"
+        );
+    }
+    for (i, a) in found.iter().enumerate() {
+        println!("[{i}] {a}  driver: {}", a.driver);
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "gpu"))]
+fn list_adapters() -> Result<()> {
+    bail!("this build has no GPU engine: build with `cargo build --release --features gpu`")
+}
+
+#[cfg(feature = "gpu")]
+fn gpu_calibrate(
+    a: &CalibrateArgs,
+    codec: &dyn BulkCodec,
+    sample: &[u8],
+    pool: &rayon::ThreadPool,
+    c: &mut engine::AlgoCalibration,
+) -> Result<()> {
+    use golden::bulk::gpu::bench as gb;
+    let algo = codec.algo();
+    if matches!(codec.gpu_kind(), bulk::GpuKind::None) {
+        println!("{algo}: no GPU kernels; the GPU engine is never chosen for it");
+        return Ok(());
+    }
+    let dev = bulk::gpu::open_engine(codec, a.gpu_adapter.as_deref())?;
+    if dev.gpu.adapter.is_software() {
+        println!(
+            "{algo}: {} is a software adapter; not measured (`auto` never picks a software adapter)",
+            dev.gpu.adapter
+        );
+        return Ok(());
+    }
+    let (ct, dt, rows) = gb::calibrate(
+        codec,
+        &dev,
+        sample,
+        &gb::gpu_calibration_sizes(),
+        a.reps as usize,
+        pool,
+    )?;
+    println!(
+        "{algo} on {}:\n{:>10} {:>10} {:>10} {:>10} {:>10}   (MB/s, wall, transfers included)",
+        dev.gpu.adapter, "bytes", "c CPU", "c GPU", "d CPU", "d GPU"
+    );
+    for (s, cc, gc, cd, gd) in &rows {
+        let mb = *s as f64 / 1e6;
+        println!(
+            "{s:>10} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+            mb / cc,
+            mb / gc,
+            mb / cd,
+            mb / gd
+        );
+    }
+    println!("{algo}: GPU from {ct} bytes (compress), {dt} bytes (decompress)");
+    c.gpu_compress_threshold = Some(ct);
+    c.gpu_decompress_threshold = Some(dt);
+    c.gpu_adapter = Some(dev.gpu.adapter.to_string());
+    if let Some(&(s, _, gc, _, gd)) = rows.last() {
+        c.gpu_compress_mb_s = Some(s as f64 / 1e6 / gc);
+        c.gpu_decompress_mb_s = Some(s as f64 / 1e6 / gd);
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_calibrate(
+    _: &CalibrateArgs,
+    _: &dyn BulkCodec,
+    _: &[u8],
+    _: &rayon::ThreadPool,
+    _: &mut engine::AlgoCalibration,
+) -> Result<()> {
+    bail!("this build has no GPU engine: build with `cargo build --release --features gpu`")
 }

@@ -541,20 +541,24 @@ impl WindowCoder for GpuEngine {
         // the decoded blocks go straight from the mapped buffer to the
         // chunks, in parallel
         gpu.with_mapped(get(&b.blocks_rb), out_bytes, |view| {
-            chunks.par_iter_mut().zip(plan.par_iter()).for_each(|(c, p)| {
-                let Some((first, s0, ns)) = *p else {
-                    c.decoded = false;
-                    return;
-                };
-                if status[s0..s0 + ns].iter().any(|&s| s != 0) {
-                    c.decoded = false;
-                    return;
-                }
-                let lo = first * bb;
-                c.out.clear();
-                c.out.extend_from_slice(&view[lo..lo + c.blocks as usize * bb]);
-                c.decoded = true;
-            })
+            chunks
+                .par_iter_mut()
+                .zip(plan.par_iter())
+                .for_each(|(c, p)| {
+                    let Some((first, s0, ns)) = *p else {
+                        c.decoded = false;
+                        return;
+                    };
+                    if status[s0..s0 + ns].iter().any(|&s| s != 0) {
+                        c.decoded = false;
+                        return;
+                    }
+                    let lo = first * bb;
+                    c.out.clear();
+                    c.out
+                        .extend_from_slice(&view[lo..lo + c.blocks as usize * bb]);
+                    c.decoded = true;
+                })
         })?;
         let t_down = t.elapsed().as_secs_f64();
         b.host = payload;

@@ -7,15 +7,18 @@
 //! * [`kernel`]: the per-algorithm kernel contract ([`GpuAlgo`]) and direct
 //!   runs of one algorithm's kernels on a batch of blocks.
 
+pub mod bench;
 pub mod device;
 pub mod dpc;
 pub mod engine;
 pub mod kernel;
 pub mod magbdi;
+pub mod open;
 
 pub use device::{adapters, AdapterDesc, Gpu};
 pub use engine::{GpuEngine, GpuStats};
 pub use kernel::GpuAlgo;
+pub use open::open_engine;
 
 /// WGSL bit writer prepended to every compress kernel.
 pub const BITS_WRITE: &str = include_str!("wgsl/bits_write.wgsl");
