@@ -180,6 +180,57 @@ fn check_decode(
     ok
 }
 
+/// Segments of several back-to-back codes (the kernel contract allows any
+/// count): each decodes to the CPU's blocks with status 0; one bit more or
+/// less than the codes' total gives a nonzero status.
+fn check_runs(gpu: &Gpu, cpu: &dyn BlockCodec, algo: &GpuAlgo, blocks: &[u8], what: &str) {
+    let bb = cpu.block_bytes();
+    let codes: Vec<(Vec<u8>, usize)> = blocks
+        .chunks(bb)
+        .map(|b| {
+            let c = cpu.compress(b);
+            (c.bytes, c.len)
+        })
+        .collect();
+    let (pay, one) = pack(&codes);
+    let mut segs = Vec::new();
+    let mut b = 0;
+    while b < one.len() {
+        let count = (1 + segs.len() % 7).min(one.len() - b);
+        let bits = one[b..b + count].iter().map(|s| s.bits).sum();
+        segs.push(Segment {
+            start_bit: one[b].start_bit,
+            bits,
+            first_block: b as u32,
+            blocks: count as u32,
+        });
+        b += count;
+    }
+    let (out, status) =
+        run_decompress(gpu, algo, &pay, &segs, codes.len()).expect("decompress kernel");
+    assert!(
+        status.iter().all(|&s| s == 0),
+        "{what}: multi-block segments: status {status:?}"
+    );
+    assert_eq!(out, blocks, "{what}: multi-block segments: blocks");
+    let off: Vec<Segment> = segs
+        .iter()
+        .enumerate()
+        .map(|(k, s)| Segment {
+            bits: if k % 2 == 0 { s.bits + 1 } else { s.bits - 1 },
+            ..*s
+        })
+        .collect();
+    let (_, status) =
+        run_decompress(gpu, algo, &pay, &off, codes.len()).expect("decompress kernel");
+    for (k, st) in status.iter().enumerate() {
+        assert_ne!(
+            *st, 0,
+            "{what}: multi-block segment {k} with one bit too many or too few accepted"
+        );
+    }
+}
+
 /// The full check for one configuration: compress equality on `blocks`,
 /// the round trip, and corrupted variants of the codes.
 fn check_all(
@@ -204,6 +255,7 @@ fn check_all(
         codes.len(),
         "{what}: round trip"
     );
+    check_runs(gpu, cpu, algo, blocks, what);
     let mut r = Rng(seed | 1);
     let max = cpu.max_bits();
     let mut bad = Vec::new();
