@@ -418,14 +418,16 @@ fn magbdi_matches_cpu() {
         blocks.extend(random_blocks(bb, 300, 11 + c as u64));
         blocks.extend(mag_corners(p));
         check_all(&gpu, &cpu, &algo, &blocks, &what, 5 + c as u64);
-        // the corpus and corners reach compressed and raw codes
+        // the blocks reach every encoding, raw included
         let codes = run_compress(&gpu, &algo, &blocks).expect("compress");
-        let raw = cpu.table().encoding_bits() as usize + 8 * bb;
-        assert!(codes.iter().any(|c| c.bits == raw), "{what}: no raw block");
-        assert!(
-            codes.iter().any(|c| c.bits < raw),
-            "{what}: no compressed block"
-        );
+        let t = cpu.table();
+        for e in 0..=t.raw_code() {
+            let bits = t.encoding_bits() as usize + 8 * t.size_of(e).expect("used encoding");
+            assert!(
+                codes.iter().any(|c| c.bits == bits),
+                "{what}: no block of encoding {e} ({bits} bits)"
+            );
+        }
     }
 }
 
@@ -461,6 +463,17 @@ fn dpc_matches_cpu() {
         blocks.extend(random_blocks(bb, 300, 21 + c as u64));
         blocks.extend(dpc_corners(p.segments(), 31 + c as u64));
         check_all(&gpu, &cpu, &algo, &blocks, &what, 7 + c as u64);
+        // every count of uniform groups, so both sides of the raw boundary
+        // (a one-segment block has only uniform groups)
+        let mut seen = [p.segments() == 1; 33];
+        seen[32] = false;
+        for b in blocks.chunks(bb) {
+            seen[cpu.analyse(b).es.count_ones() as usize] = true;
+        }
+        assert!(
+            seen.iter().all(|&x| x),
+            "{what}: uniform group counts {seen:?}"
+        );
         if p.segments() > 2 {
             let codes = run_compress(&gpu, &algo, &blocks).expect("compress");
             assert!(
