@@ -180,6 +180,57 @@ fn check_decode(
     ok
 }
 
+/// Segments of several back-to-back codes (the kernel contract allows any
+/// count): each decodes to the CPU's blocks with status 0; one bit more or
+/// less than the codes' total gives a nonzero status.
+fn check_runs(gpu: &Gpu, cpu: &dyn BlockCodec, algo: &GpuAlgo, blocks: &[u8], what: &str) {
+    let bb = cpu.block_bytes();
+    let codes: Vec<(Vec<u8>, usize)> = blocks
+        .chunks(bb)
+        .map(|b| {
+            let c = cpu.compress(b);
+            (c.bytes, c.len)
+        })
+        .collect();
+    let (pay, one) = pack(&codes);
+    let mut segs = Vec::new();
+    let mut b = 0;
+    while b < one.len() {
+        let count = (1 + segs.len() % 7).min(one.len() - b);
+        let bits = one[b..b + count].iter().map(|s| s.bits).sum();
+        segs.push(Segment {
+            start_bit: one[b].start_bit,
+            bits,
+            first_block: b as u32,
+            blocks: count as u32,
+        });
+        b += count;
+    }
+    let (out, status) =
+        run_decompress(gpu, algo, &pay, &segs, codes.len()).expect("decompress kernel");
+    assert!(
+        status.iter().all(|&s| s == 0),
+        "{what}: multi-block segments: status {status:?}"
+    );
+    assert_eq!(out, blocks, "{what}: multi-block segments: blocks");
+    let off: Vec<Segment> = segs
+        .iter()
+        .enumerate()
+        .map(|(k, s)| Segment {
+            bits: if k % 2 == 0 { s.bits + 1 } else { s.bits - 1 },
+            ..*s
+        })
+        .collect();
+    let (_, status) =
+        run_decompress(gpu, algo, &pay, &off, codes.len()).expect("decompress kernel");
+    for (k, st) in status.iter().enumerate() {
+        assert_ne!(
+            *st, 0,
+            "{what}: multi-block segment {k} with one bit too many or too few accepted"
+        );
+    }
+}
+
 /// The full check for one configuration: compress equality on `blocks`,
 /// the round trip, and corrupted variants of the codes.
 fn check_all(
@@ -204,6 +255,7 @@ fn check_all(
         codes.len(),
         "{what}: round trip"
     );
+    check_runs(gpu, cpu, algo, blocks, what);
     let mut r = Rng(seed | 1);
     let max = cpu.max_bits();
     let mut bad = Vec::new();
@@ -366,14 +418,16 @@ fn magbdi_matches_cpu() {
         blocks.extend(random_blocks(bb, 300, 11 + c as u64));
         blocks.extend(mag_corners(p));
         check_all(&gpu, &cpu, &algo, &blocks, &what, 5 + c as u64);
-        // the corpus and corners reach compressed and raw codes
+        // the blocks reach every encoding, raw included
         let codes = run_compress(&gpu, &algo, &blocks).expect("compress");
-        let raw = cpu.table().encoding_bits() as usize + 8 * bb;
-        assert!(codes.iter().any(|c| c.bits == raw), "{what}: no raw block");
-        assert!(
-            codes.iter().any(|c| c.bits < raw),
-            "{what}: no compressed block"
-        );
+        let t = cpu.table();
+        for e in 0..=t.raw_code() {
+            let bits = t.encoding_bits() as usize + 8 * t.size_of(e).expect("used encoding");
+            assert!(
+                codes.iter().any(|c| c.bits == bits),
+                "{what}: no block of encoding {e} ({bits} bits)"
+            );
+        }
     }
 }
 
@@ -409,6 +463,17 @@ fn dpc_matches_cpu() {
         blocks.extend(random_blocks(bb, 300, 21 + c as u64));
         blocks.extend(dpc_corners(p.segments(), 31 + c as u64));
         check_all(&gpu, &cpu, &algo, &blocks, &what, 7 + c as u64);
+        // every count of uniform groups, so both sides of the raw boundary
+        // (a one-segment block has only uniform groups)
+        let mut seen = [p.segments() == 1; 33];
+        seen[32] = false;
+        for b in blocks.chunks(bb) {
+            seen[cpu.analyse(b).es.count_ones() as usize] = true;
+        }
+        assert!(
+            seen.iter().all(|&x| x),
+            "{what}: uniform group counts {seen:?}"
+        );
         if p.segments() > 2 {
             let codes = run_compress(&gpu, &algo, &blocks).expect("compress");
             assert!(

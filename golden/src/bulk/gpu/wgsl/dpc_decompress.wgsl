@@ -16,6 +16,11 @@ fn bswap(x: u32) -> u32 {
     return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
 }
 
+// Stream bit `pos` of the payload (one word read).
+fn read_bit(pos: u32) -> u32 {
+    return (payload[pos >> 5u] >> (((pos >> 3u) & 3u) * 8u + 7u - (pos & 7u))) & 1u;
+}
+
 @compute @workgroup_size(64)
 fn decompress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let s = gid.x + gid.y * nwg.x * 64u;
@@ -43,28 +48,20 @@ fn decompress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         pos += 32u;
         let k = countOneBits(es);
         if (end - pos < k + (32u - k) * nseg) { bad = 1u; break; }
+        // segment j gathers bit g from group g's ED field: the pattern bit
+        // of a uniform group, bit j of a mixed one (one word read per bit,
+        // one store per segment)
         for (var j = 0u; j < nseg; j++) {
-            out[o + j] = 0u;
-        }
-        for (var g = 0u; g < 32u; g++) {
-            if (((es >> g) & 1u) == 1u) {
-                if (read_bits(pos, 1u) == 1u) {
-                    for (var j = 0u; j < nseg; j++) {
-                        out[o + j] |= 1u << g;
-                    }
-                }
-                pos += 1u;
-            } else {
-                for (var c = 0u; c < nseg; c += 32u) {
-                    let m = min(32u, nseg - c);
-                    let bits = read_bits(pos + c, m);
-                    for (var jj = 0u; jj < m; jj++) {
-                        out[o + c + jj] |= ((bits >> (m - 1u - jj)) & 1u) << g;
-                    }
-                }
-                pos += nseg;
+            var p = pos;
+            var v = 0u;
+            for (var g = 0u; g < 32u; g++) {
+                let uni = (es >> g) & 1u;
+                v |= read_bit(p + select(j, 0u, uni == 1u)) << g;
+                p += select(nseg, 1u, uni == 1u);
             }
+            out[o + j] = v;
         }
+        pos += k + (32u - k) * nseg;
     }
     status[s] = select(1u, bad, pos == end);
 }

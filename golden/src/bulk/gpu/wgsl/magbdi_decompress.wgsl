@@ -16,6 +16,11 @@ fn bswap(x: u32) -> u32 {
     return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
 }
 
+// Stream bit `pos` of the payload (one word read).
+fn read_bit(pos: u32) -> u32 {
+    return (payload[pos >> 5u] >> (((pos >> 3u) & 3u) * 8u + 7u - (pos & 7u))) & 1u;
+}
+
 @compute @workgroup_size(64)
 fn decompress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let s = gid.x + gid.y * nwg.x * 64u;
@@ -51,7 +56,7 @@ fn decompress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
             if (params.signed_mode != 0u) {
                 x = bitcast<u32>(bitcast<i32>(x << (32u - d)) >> (32u - d));
             }
-            out[o + j] = select(x, base + x, read_bits(mpos + j, 1u) == 1u);
+            out[o + j] = select(x, base + x, read_bit(mpos + j) == 1u);
         }
         var p = pos + used;
         let stop = pos + stop_bits;
