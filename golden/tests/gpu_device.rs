@@ -180,3 +180,29 @@ fn naming_an_adapter_that_does_not_exist_lists_the_adapters_found() {
         "{err}"
     );
 }
+
+#[test]
+fn staged_uploads_arrive_whole() {
+    let Some(gpu) = gpu() else { return };
+    let up = gpu.upload_staging("up", 4096);
+    let dst = gpu.storage("dst", 4096);
+    for round in 0..3u8 {
+        let a: Vec<u8> = (0..1000)
+            .map(|i| (i as u8).wrapping_mul(7).wrapping_add(round))
+            .collect();
+        let b: Vec<u8> = (0..333).map(|i| (i as u8) ^ 0x5a ^ round).collect();
+        gpu.stage(&up, 2000, &[(3, &a), (1500, &b)]).expect("stage");
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(&up, 0, &dst, 0, 2000);
+        gpu.submit_wait(enc).expect("copy");
+        let got = gpu.read(&dst, 2000).expect("read");
+        let mut want = vec![0u8; 2000];
+        want[3..1003].copy_from_slice(&a);
+        want[1500..1833].copy_from_slice(&b);
+        assert!(
+            got == want,
+            "round {round}: first difference at {:?}",
+            got.iter().zip(&want).position(|(x, y)| x != y)
+        );
+    }
+}

@@ -243,11 +243,13 @@ fn calibration_path(p: &Option<PathBuf>) -> PathBuf {
 }
 
 /// The engine for `size` bytes of `algo`, and why.
-/// Chunks per window: the flag, or the engine's default.
-fn window_of(run: &RunArgs, engine: Engine) -> usize {
+/// Chunks per window: the flag, or the engine's default (on the GPU
+/// engine, [`GPU_WINDOW`] chunks of 64 KiB: 64 MiB whatever the chunk size).
+fn window_of(run: &RunArgs, engine: Engine, chunk_bytes: u64) -> usize {
     match (run.window, engine) {
         (Some(w), _) => w as usize,
-        (None, Engine::Gpu) => GPU_WINDOW,
+        (None, Engine::Gpu) => ((GPU_WINDOW as u64 * (64 << 10)) / chunk_bytes.max(1))
+            .clamp(1, MAX_WINDOW as u64) as usize,
         (None, _) => DEFAULT_WINDOW,
     }
 }
@@ -422,7 +424,7 @@ fn compress(a: CompressArgs) -> Result<()> {
         chunk_blocks: a.chunk_blocks,
         group_blocks: a.block_groups,
         engine,
-        window: window_of(&a.run, engine),
+        window: window_of(&a.run, engine, chunk_bytes),
         original_len: len,
     };
     let sum = pool
@@ -489,7 +491,7 @@ fn decompress(a: DecompressArgs) -> Result<()> {
             input,
             out,
             engine,
-            window_of(&a.run, engine),
+            window_of(&a.run, engine, header.chunk_bytes()),
             device.as_deref(),
             &|n| pb.set_position(n),
         )

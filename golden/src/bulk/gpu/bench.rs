@@ -185,25 +185,40 @@ pub fn render(rows: &[GpuBenchRow]) -> String {
 }
 
 /// Host-to-device and device-to-host copy bandwidth in GB/s, `bytes` at a
-/// time through the same paths the engine uses (queue writes up, mapped
-/// staging buffers down), best of `reps`.
+/// time through the paths the engine uses (host memory copied in parallel
+/// into a mapped staging buffer, then copied by the device; and back),
+/// best of `reps`.
 pub fn copy_bandwidth(gpu: &Gpu, bytes: usize, reps: usize) -> Result<(f64, f64), BulkError> {
-    let host = vec![0x5au8; bytes];
+    use rayon::prelude::*;
+    let host: Vec<u8> = (0..bytes).map(|i| (i * 7) as u8).collect();
     let dev = gpu.storage("copy test", bytes as u64);
+    let up_staging = gpu.upload_staging("copy test upload", bytes as u64);
     let staging = gpu.readback("copy test readback", bytes as u64);
+    let len4 = (bytes as u64).next_multiple_of(4);
     let mut up = f64::MAX;
     let mut down = f64::MAX;
-    let mut back = Vec::with_capacity(bytes);
+    let mut back = vec![0u8; bytes];
     for _ in 0..reps.max(1) {
         let t = Instant::now();
-        gpu.queue.write_buffer(&dev, 0, &host);
-        gpu.submit_wait(gpu.device.create_command_encoder(&Default::default()))?;
+        let pieces: Vec<(usize, &[u8])> = host
+            .chunks(1 << 20)
+            .enumerate()
+            .map(|(i, p)| (i << 20, p))
+            .collect();
+        gpu.stage(&up_staging, bytes as u64, &pieces)?;
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(&up_staging, 0, &dev, 0, len4);
+        gpu.submit_wait(enc)?;
         up = up.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
         let mut enc = gpu.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(&dev, 0, &staging, 0, bytes.next_multiple_of(4) as u64);
+        enc.copy_buffer_to_buffer(&dev, 0, &staging, 0, len4);
         gpu.submit_wait(enc)?;
-        gpu.read_mapped(&staging, bytes as u64, &mut back)?;
+        gpu.with_mapped(&staging, bytes as u64, |v| {
+            back.par_chunks_mut(1 << 20)
+                .zip(v.par_chunks(1 << 20))
+                .for_each(|(d, s)| d.copy_from_slice(s))
+        })?;
         down = down.min(t.elapsed().as_secs_f64());
     }
     if back != host {

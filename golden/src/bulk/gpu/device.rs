@@ -12,6 +12,15 @@ use wgpu::util::DeviceExt;
 
 use super::super::BulkError;
 
+/// A write-only view of a range of mapped memory, moved to a pool thread.
+struct SendWriteOnly<'a>(wgpu::WriteOnly<'a, [u8]>);
+
+// SAFETY: a `WriteOnly<[u8]>` is a unique pointer to a byte range of a
+// mapped buffer, like `&mut [u8]`, which is `Send`; wgpu's own `Send` impl
+// only covers sized element types. The ranges handed out are disjoint
+// (`split_at`), and the mapping outlives the parallel copy.
+unsafe impl Send for SendWriteOnly<'_> {}
+
 /// Threads per workgroup of every kernel.
 pub const WORKGROUP: u32 = 64;
 
@@ -250,6 +259,70 @@ impl Gpu {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })
+    }
+
+    /// A host-writable staging buffer (uploads: filled while mapped, then
+    /// copied to a storage buffer by the device).
+    pub fn upload_staging(&self, label: &str, bytes: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: bytes.max(4).next_multiple_of(4),
+            usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// Fill the first `len` bytes of the upload staging buffer `staging`
+    /// (not in use by the device) with `pieces` (offset, bytes; ascending,
+    /// not overlapping; the gaps and the tail become zeros), copying the
+    /// pieces in parallel on the rayon pool.
+    pub fn stage(
+        &self,
+        staging: &wgpu::Buffer,
+        len: u64,
+        pieces: &[(usize, &[u8])],
+    ) -> Result<(), BulkError> {
+        use rayon::prelude::*;
+        let len4 = len.max(4).next_multiple_of(4);
+        let slice = staging.slice(..len4);
+        let (tx, rx) = mpsc::channel();
+        slice.map_async(wgpu::MapMode::Write, move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(gpu_err)?;
+        rx.recv()
+            .map_err(gpu_err)?
+            .map_err(|e| gpu_err(format!("mapping an upload buffer: {e}")))?;
+        {
+            let mut view = slice
+                .get_mapped_range_mut()
+                .map_err(|e| gpu_err(format!("writing an upload buffer: {e}")))?;
+            let mut rest = view.slice(..);
+            let mut at = 0usize;
+            let mut jobs = Vec::with_capacity(pieces.len());
+            let mut gaps = Vec::new();
+            for &(off, src) in pieces {
+                if off < at || off + src.len() > len4 as usize {
+                    return Err(gpu_err("upload pieces overlap or exceed the buffer"));
+                }
+                let (gap, tail) = rest.split_at(off - at);
+                let (dst, tail) = tail.split_at(src.len());
+                gaps.push(gap);
+                jobs.push((SendWriteOnly(dst), src));
+                rest = tail;
+                at = off + src.len();
+            }
+            gaps.push(rest);
+            jobs.into_par_iter()
+                .for_each(|(mut d, s)| d.0.copy_from_slice(s));
+            for mut g in gaps {
+                g.fill(0);
+            }
+        }
+        staging.unmap();
+        Ok(())
     }
 
     /// A bind group of `buffers` at bindings 0, 1, ... for `pipeline`.

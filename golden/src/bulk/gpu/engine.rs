@@ -47,28 +47,36 @@ struct Buf {
     cap: u64,
 }
 
+/// Kinds of reused buffers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Storage,
+    Readback,
+    Upload,
+}
+
 /// A buffer reused across windows, replaced by a larger one when needed.
 fn ensure(
     gpu: &Gpu,
     slot: &mut Option<Buf>,
     label: &str,
     bytes: u64,
-    readback: bool,
+    kind: Kind,
 ) -> Result<(), BulkError> {
     let bytes = bytes.max(4).next_multiple_of(4);
     if slot.as_ref().is_some_and(|b| b.cap >= bytes) {
         return Ok(());
     }
-    if !readback && bytes > gpu.max_binding() {
+    if kind == Kind::Storage && bytes > gpu.max_binding() {
         return Err(BulkError::Gpu(format!(
             "{label}: {bytes} bytes exceed the adapter's largest storage binding ({}); use a smaller --window",
             gpu.max_binding()
         )));
     }
-    let buf = if readback {
-        gpu.readback(label, bytes)
-    } else {
-        gpu.storage(label, bytes)
+    let buf = match kind {
+        Kind::Storage => gpu.storage(label, bytes),
+        Kind::Readback => gpu.readback(label, bytes),
+        Kind::Upload => gpu.upload_staging(label, bytes),
     };
     *slot = Some(Buf { buf, cap: bytes });
     Ok(())
@@ -98,6 +106,7 @@ struct Buffers {
     status: Option<Buf>,
     blocks_rb: Option<Buf>,
     status_rb: Option<Buf>,
+    up: Option<Buf>,
     host: Vec<u8>,
     seg_words: Vec<u32>,
 }
@@ -246,33 +255,39 @@ impl WindowCoder for GpuEngine {
         let chunk_max = (cb as u64 * (self.max_bits as u64 + width)).div_ceil(8) + 4;
         let out_bytes = chunks as u64 * chunk_max + 8;
         let mut b = self.lock()?;
-        ensure(gpu, &mut b.input, "input", data.len() as u64, false)?;
-        ensure(gpu, &mut b.slots, "slots", 4 * sw * n as u64, false)?;
-        ensure(gpu, &mut b.lens, "lens", 4 * n as u64, false)?;
-        ensure(gpu, &mut b.offs, "offs", 4 * n as u64, false)?;
+        ensure(gpu, &mut b.input, "input", data.len() as u64, Kind::Storage)?;
+        ensure(gpu, &mut b.slots, "slots", 4 * sw * n as u64, Kind::Storage)?;
+        ensure(gpu, &mut b.lens, "lens", 4 * n as u64, Kind::Storage)?;
+        ensure(gpu, &mut b.offs, "offs", 4 * n as u64, Kind::Storage)?;
         ensure(
             gpu,
             &mut b.chunk_bits,
             "chunk bits",
             4 * chunks as u64,
-            false,
+            Kind::Storage,
         )?;
         ensure(
             gpu,
             &mut b.chunk_byte,
             "chunk bytes",
             4 * (chunks as u64 + 1),
-            false,
+            Kind::Storage,
         )?;
-        ensure(gpu, &mut b.out, "packed", out_bytes, false)?;
+        ensure(gpu, &mut b.out, "packed", out_bytes, Kind::Storage)?;
         ensure(
             gpu,
             &mut b.small_rb,
             "chunk readback",
             8 * (chunks as u64 + 1),
-            true,
+            Kind::Readback,
         )?;
-        ensure(gpu, &mut b.out_rb, "packed readback", out_bytes, true)?;
+        ensure(
+            gpu,
+            &mut b.out_rb,
+            "packed readback",
+            out_bytes,
+            Kind::Readback,
+        )?;
         if out_bytes * 8 > u32::MAX as u64 {
             return Err(BulkError::Gpu(format!(
                 "window of {} bytes: its bit positions would not fit 32 bits; use a smaller --window",
@@ -280,9 +295,24 @@ impl WindowCoder for GpuEngine {
             )));
         }
 
-        // upload
+        ensure(gpu, &mut b.up, "upload", data.len() as u64, Kind::Upload)?;
+        // upload: the window into the mapped staging buffer (in parallel),
+        // then to the device
         let t = Instant::now();
-        gpu.queue.write_buffer(get(&b.input), 0, data);
+        let pieces: Vec<(usize, &[u8])> = data
+            .chunks(1 << 20)
+            .enumerate()
+            .map(|(i, p)| (i << 20, p))
+            .collect();
+        gpu.stage(get(&b.up), data.len() as u64, &pieces)?;
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(
+            get(&b.up),
+            0,
+            get(&b.input),
+            0,
+            (data.len() as u64).next_multiple_of(4),
+        );
         self.params(&self.comp_params, n as u32);
         let pack = [
             n as u32,
@@ -301,7 +331,7 @@ impl WindowCoder for GpuEngine {
             0,
             bytemuck::cast_slice(&[chunks as u32, 0, 0, 0]),
         );
-        gpu.submit_wait(gpu.device.create_command_encoder(&Default::default()))?;
+        gpu.submit_wait(enc)?;
         let t_up = t.elapsed().as_secs_f64();
 
         // kernels
@@ -417,17 +447,18 @@ impl WindowCoder for GpuEngine {
         let group = header.group_blocks();
         let max = self.max_bits;
         let mut b = self.lock()?;
-        let mut payload = std::mem::take(&mut b.host);
         let mut segs = std::mem::take(&mut b.seg_words);
-        payload.clear();
         segs.clear();
+        // the chunks' stored bytes, back to back in the device payload
+        let mut pieces: Vec<(usize, &[u8])> = Vec::with_capacity(chunks.len());
+        let mut payload_len = 0usize;
         // per chunk: first block in the window, first segment, segments
         let mut plan: Vec<Option<(usize, usize, usize)>> = Vec::with_capacity(chunks.len());
         let mut nblocks = 0usize;
         for c in chunks.iter() {
             let blocks = c.blocks as usize;
             let cbits = c.bits as usize;
-            let base = payload.len() * 8;
+            let base = payload_len * 8;
             let stored = cbits.div_ceil(8);
             if c.padded.len() < stored || base + cbits > u32::MAX as usize {
                 plan.push(None);
@@ -471,36 +502,58 @@ impl WindowCoder for GpuEngine {
                 continue;
             }
             plan.push(Some((nblocks, first_seg, segs.len() / 4 - first_seg)));
-            payload.extend_from_slice(&c.padded[..stored]);
+            pieces.push((payload_len, &c.padded[..stored]));
+            payload_len += stored;
             nblocks += blocks;
         }
-        payload.resize(payload.len().next_multiple_of(4) + 8, 0);
+        // zeros after the last chunk: the bit reader peeks a few bytes ahead
+        let payload_bytes = (payload_len + 8).next_multiple_of(4) as u64;
         let nsegs = segs.len() / 4;
         if nsegs == 0 {
-            b.host = payload;
             b.seg_words = segs;
             return Ok(());
         }
         let out_bytes = (nblocks * bb) as u64;
-        ensure(gpu, &mut b.payload, "payload", payload.len() as u64, false)?;
-        ensure(gpu, &mut b.segs, "segments", 4 * segs.len() as u64, false)?;
-        ensure(gpu, &mut b.blocks, "blocks", out_bytes, false)?;
-        ensure(gpu, &mut b.status, "status", 4 * nsegs as u64, false)?;
-        ensure(gpu, &mut b.blocks_rb, "blocks readback", out_bytes, true)?;
+        ensure(gpu, &mut b.payload, "payload", payload_bytes, Kind::Storage)?;
+        ensure(gpu, &mut b.up, "upload", payload_bytes, Kind::Upload)?;
+        ensure(
+            gpu,
+            &mut b.segs,
+            "segments",
+            4 * segs.len() as u64,
+            Kind::Storage,
+        )?;
+        ensure(gpu, &mut b.blocks, "blocks", out_bytes, Kind::Storage)?;
+        ensure(
+            gpu,
+            &mut b.status,
+            "status",
+            4 * nsegs as u64,
+            Kind::Storage,
+        )?;
+        ensure(
+            gpu,
+            &mut b.blocks_rb,
+            "blocks readback",
+            out_bytes,
+            Kind::Readback,
+        )?;
         ensure(
             gpu,
             &mut b.status_rb,
             "status readback",
             4 * nsegs as u64,
-            true,
+            Kind::Readback,
         )?;
 
         let t = Instant::now();
-        gpu.queue.write_buffer(get(&b.payload), 0, &payload);
+        gpu.stage(get(&b.up), payload_bytes, &pieces)?;
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(get(&b.up), 0, get(&b.payload), 0, payload_bytes);
         gpu.queue
             .write_buffer(get(&b.segs), 0, bytemuck::cast_slice(&segs));
         self.params(&self.dec_params, nsegs as u32);
-        gpu.submit_wait(gpu.device.create_command_encoder(&Default::default()))?;
+        gpu.submit_wait(enc)?;
         let t_up = t.elapsed().as_secs_f64();
 
         let t = Instant::now();
@@ -561,13 +614,12 @@ impl WindowCoder for GpuEngine {
                 })
         })?;
         let t_down = t.elapsed().as_secs_f64();
-        b.host = payload;
         b.seg_words = segs;
         self.record(|s| {
             s.upload_s += t_up;
             s.kernel_s += t_kernel;
             s.download_s += t_down;
-            s.bytes_up += b.host.len() as u64;
+            s.bytes_up += payload_bytes;
             s.bytes_down += out_bytes + 4 * nsegs as u64;
             s.windows += 1;
         });
