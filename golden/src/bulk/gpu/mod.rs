@@ -10,6 +10,7 @@
 pub mod device;
 pub mod engine;
 pub mod kernel;
+pub mod mpc;
 
 pub use device::{adapters, AdapterDesc, Gpu};
 pub use engine::{GpuEngine, GpuStats};
