@@ -62,15 +62,25 @@ fn gpu_and_cpu_containers_are_identical_and_cross_decode() {
     let dir = tempfile::tempdir().expect("tempdir");
     let input = sample(dir.path(), 1_500_001);
     let inp = input.to_str().expect("utf-8 path");
-    for algo in ["magbdi", "dpc"] {
-        let cpu = dir.path().join(format!("{algo}.cpu.gmcz"));
-        let gpu = dir.path().join(format!("{algo}.gpu.gmcz"));
+    // mpc twice: with the group length table (version 2, the default) and
+    // without it (version 1, decoded on the GPU one chunk per segment)
+    for (name, algo, extra) in [
+        ("mpc", "mpc", &[][..]),
+        ("mpc-v1", "mpc", &["--block-groups", "0"][..]),
+        ("magbdi", "magbdi", &[][..]),
+        ("dpc", "dpc", &[][..]),
+    ] {
+        let cpu = dir.path().join(format!("{name}.cpu.gmcz"));
+        let gpu = dir.path().join(format!("{name}.gpu.gmcz"));
         let (c, g) = (cpu.to_str().expect("path"), gpu.to_str().expect("path"));
         ok(
             &mpc(
                 &[
-                    "compress", "-q", "-a", algo, "--engine", "parallel", inp, "-o", c,
-                ],
+                    &["compress", "-q", "-a", algo, "--engine", "parallel"][..],
+                    extra,
+                    &[inp, "-o", c],
+                ]
+                .concat(),
                 dir.path(),
             ),
             "cpu compress",
@@ -79,18 +89,23 @@ fn gpu_and_cpu_containers_are_identical_and_cross_decode() {
         ok(
             &mpc(
                 &[
-                    "compress", "-q", "-a", algo, "--engine", "gpu", "--window", "3", inp, "-o", g,
-                ],
+                    &[
+                        "compress", "-q", "-a", algo, "--engine", "gpu", "--window", "3",
+                    ][..],
+                    extra,
+                    &[inp, "-o", g],
+                ]
+                .concat(),
                 dir.path(),
             ),
             "gpu compress",
         );
         assert!(
             std::fs::read(&cpu).expect("cpu") == std::fs::read(&gpu).expect("gpu"),
-            "{algo}: containers differ"
+            "{name}: containers differ"
         );
         for (from, engine) in [(c, "gpu"), (g, "parallel")] {
-            let out = dir.path().join(format!("{algo}.{engine}.out"));
+            let out = dir.path().join(format!("{name}.{engine}.out"));
             ok(
                 &mpc(
                     &[
@@ -108,7 +123,7 @@ fn gpu_and_cpu_containers_are_identical_and_cross_decode() {
             );
             assert!(
                 std::fs::read(&out).expect("out") == std::fs::read(&input).expect("in"),
-                "{algo} via {engine}"
+                "{name} via {engine}"
             );
         }
     }

@@ -6,6 +6,10 @@
 //! * [`device`]: adapter selection and the wgpu helpers.
 //! * [`kernel`]: the per-algorithm kernel contract ([`GpuAlgo`]) and direct
 //!   runs of one algorithm's kernels on a batch of blocks.
+//! * [`engine`]: the window pipeline (upload, kernels, device-side chunk
+//!   packing, download) behind [`crate::bulk::WindowCoder`].
+//! * [`mpc`], [`magbdi`], [`dpc`]: the kernels and tables of each codec.
+//! * [`open`]: the engine for a bulk codec; [`bench`]: its measurements.
 
 pub mod bench;
 pub mod device;
@@ -13,6 +17,7 @@ pub mod dpc;
 pub mod engine;
 pub mod kernel;
 pub mod magbdi;
+pub mod mpc;
 pub mod open;
 
 pub use device::{adapters, AdapterDesc, Gpu};

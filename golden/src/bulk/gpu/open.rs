@@ -8,16 +8,12 @@ use crate::bulk::{BulkCodec, BulkError, GpuKind};
 /// those that have them.
 pub fn open_engine(codec: &dyn BulkCodec, pick: Option<&str>) -> Result<GpuEngine, BulkError> {
     let algo = match codec.gpu_kind() {
-        GpuKind::Mpc(_) => {
-            return Err(BulkError::Gpu(
-                "the GPU engine has no MPC kernels yet (it codes magbdi and dpc); use --engine parallel".into(),
-            ))
-        }
+        GpuKind::Mpc(set) => super::mpc::algo(set)?,
         GpuKind::MagBdi(p) => super::magbdi::algo(&p)?,
         GpuKind::Dpc(p) => super::dpc::algo(&p)?,
         GpuKind::None => {
             return Err(BulkError::Gpu(format!(
-                "no GPU kernels for `{}` (the GPU engine codes magbdi and dpc); use --engine parallel",
+                "no GPU kernels for `{}` (the GPU engine codes mpc, magbdi and dpc); use --engine parallel",
                 codec.algo()
             )))
         }
