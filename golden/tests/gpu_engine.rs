@@ -307,8 +307,40 @@ fn gpu_containers_equal_the_cpu_engines_and_cross_decode() {
 }
 
 #[test]
+fn pipelined_parts_equal_the_cpu_engines() {
+    let Some(dev) = engine() else { return };
+    let codec = Widths {
+        self_delimiting: true,
+    };
+    // windows of 9 chunks of 100 blocks (1,600 bytes), cut into parts of 1,
+    // 2 or 4 chunks with 1 to 4 buffer sets in flight; the last window and
+    // the last part partial
+    let input = data(9 * 1600 * 3 + 4000 + 5, 17);
+    let cpu = pack(&codec, &input, 100, Some(8), 9, None).expect("cpu");
+    for part in [1usize, 1600 * 2, 1600 * 4 + 1] {
+        dev.set_part_bytes(part);
+        for k in 1..=4 {
+            dev.set_in_flight(k).expect("in flight");
+            let gpu = pack(&codec, &input, 100, Some(8), 9, Some(&dev)).expect("gpu");
+            assert!(
+                gpu == cpu,
+                "parts of {part} bytes, {k} in flight: containers differ"
+            );
+            assert_eq!(
+                unpack(&codec, &cpu, 9, Some(&dev)).expect("gpu decode"),
+                input,
+                "parts of {part} bytes, {k} in flight"
+            );
+        }
+    }
+    assert!(dev.set_in_flight(0).is_err() && dev.set_in_flight(5).is_err());
+}
+
+#[test]
 fn damaged_containers_give_the_cpu_engines_errors() {
     let Some(dev) = engine() else { return };
+    // one chunk a part: the damaged chunk's part is in flight beside others
+    dev.set_part_bytes(1);
     for sd in [false, true] {
         let codec = Widths {
             self_delimiting: sd,

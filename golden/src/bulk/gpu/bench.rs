@@ -19,11 +19,17 @@ pub struct GpuBenchRow {
     pub name: String,
     pub original: u64,
     pub compressed: u64,
+    /// Buffer sets in flight in the pipelined passes.
+    pub in_flight: usize,
     /// End to end (input in host memory to container in host memory), MB/s
-    /// wall clock, best pass.
+    /// wall clock, best pass, pipelined (`in_flight` buffer sets).
     pub compress_mb_s: f64,
     pub decompress_mb_s: f64,
-    /// Phase times of the best pass.
+    /// The same with one buffer set (upload, kernels, download one after
+    /// the other).
+    pub serial_compress_mb_s: f64,
+    pub serial_decompress_mb_s: f64,
+    /// Phase times of the best serial pass.
     pub compress_stats: GpuStats,
     pub decompress_stats: GpuStats,
 }
@@ -79,11 +85,31 @@ pub fn gpu_decompress(
     Ok(())
 }
 
+/// Best wall time of `reps` runs of `f` and the engine's stats of that run.
+fn best_of(
+    dev: &GpuEngine,
+    reps: usize,
+    mut f: impl FnMut() -> Result<(), BulkError>,
+) -> Result<(f64, GpuStats), BulkError> {
+    let mut best = (f64::MAX, GpuStats::default());
+    for _ in 0..reps.max(1) {
+        dev.reset_stats();
+        let t = Instant::now();
+        f()?;
+        let s = t.elapsed().as_secs_f64();
+        if s < best.0 {
+            best = (s, dev.stats());
+        }
+    }
+    Ok(best)
+}
+
 /// Time `codec` on `dev` over `data` (one stream), best of `reps` passes
-/// each way, inside `pool` (whose threads read and write beside the
-/// device). The container must equal `cpu_container` (the CPU engines'
-/// output for the same data) and decode back to `data`; both are checked
-/// outside the timed spans.
+/// each way, with one buffer set (the phase split) and with the engine's
+/// buffer sets in flight (pipelined), inside `pool` (whose threads read and
+/// write beside the device). The container must equal `cpu_container`
+/// (the CPU engines' output for the same data) and decode back to `data`;
+/// both are checked outside the timed spans.
 pub fn run(
     codec: &dyn BulkCodec,
     dev: &GpuEngine,
@@ -92,25 +118,23 @@ pub fn run(
     reps: usize,
     pool: &rayon::ThreadPool,
 ) -> Result<GpuBenchRow, BulkError> {
+    let in_flight = dev.in_flight();
     let mut row = GpuBenchRow {
         name: format!("{} (gpu)", codec.algo()),
         original: data.len() as u64,
+        in_flight,
         ..GpuBenchRow::default()
     };
     let mb = data.len() as f64 / 1e6;
     let mut packed = Vec::with_capacity(cpu_container.len() + 1024);
-    let mut best = f64::MAX;
-    for _ in 0..reps.max(1) {
-        dev.reset_stats();
-        let t = Instant::now();
-        pool.install(|| gpu_compress(codec, dev, data, GPU_WINDOW, &mut packed))?;
-        let s = t.elapsed().as_secs_f64();
-        if s < best {
-            best = s;
-            row.compress_stats = dev.stats();
-        }
-    }
-    row.compress_mb_s = mb / best;
+    let mut out = Vec::with_capacity(data.len());
+    let mut compress = || pool.install(|| gpu_compress(codec, dev, data, GPU_WINDOW, &mut packed));
+    dev.set_in_flight(1)?;
+    let serial = best_of(dev, reps, &mut compress);
+    dev.set_in_flight(in_flight)?;
+    let (s, st) = serial?;
+    (row.serial_compress_mb_s, row.compress_stats) = (mb / s, st);
+    row.compress_mb_s = mb / best_of(dev, reps, &mut compress)?.0;
     row.compressed = packed.len() as u64;
     if packed != cpu_container {
         return Err(BulkError::Gpu(format!(
@@ -120,19 +144,14 @@ pub fn run(
             cpu_container.len()
         )));
     }
-    let mut out = Vec::with_capacity(data.len());
-    let mut best = f64::MAX;
-    for _ in 0..reps.max(1) {
-        dev.reset_stats();
-        let t = Instant::now();
-        pool.install(|| gpu_decompress(codec, dev, &packed, GPU_WINDOW, &mut out))?;
-        let s = t.elapsed().as_secs_f64();
-        if s < best {
-            best = s;
-            row.decompress_stats = dev.stats();
-        }
-    }
-    row.decompress_mb_s = mb / best;
+    let mut decompress =
+        || pool.install(|| gpu_decompress(codec, dev, &packed, GPU_WINDOW, &mut out));
+    dev.set_in_flight(1)?;
+    let serial = best_of(dev, reps, &mut decompress);
+    dev.set_in_flight(in_flight)?;
+    let (s, st) = serial?;
+    (row.serial_decompress_mb_s, row.decompress_stats) = (mb / s, st);
+    row.decompress_mb_s = mb / best_of(dev, reps, &mut decompress)?.0;
     if out != data {
         return Err(BulkError::Gpu(format!(
             "{}: GPU round trip differs",
@@ -142,14 +161,17 @@ pub fn run(
     Ok(row)
 }
 
-/// Render GPU rows: end-to-end rates, kernel-only rates and the phase split.
+/// Render GPU rows: end-to-end rates (pipelined and serial), kernel-only
+/// rates and the phase split.
 pub fn render(rows: &[GpuBenchRow]) -> String {
     let mut s = format!(
-        "{:<14} {:>7} | {:>9} {:>9} | {:>10} {:>10} | {:>20} | {:>20}\n",
+        "{:<14} {:>7} | {:>9} {:>9} | {:>9} {:>9} | {:>10} {:>10} | {:>18} | {:>18}\n",
         "codec",
         "ratio",
         "c MB/s",
         "d MB/s",
+        "c serial",
+        "d serial",
         "c kernel",
         "d kernel",
         "c up/kern/down %",
@@ -167,20 +189,27 @@ pub fn render(rows: &[GpuBenchRow]) -> String {
     for r in rows {
         let (kc, kd) = r.kernel_rates();
         s += &format!(
-            "{:<14} {:>7.3} | {:>9.1} {:>9.1} | {:>10.1} {:>10.1} | {:>20} | {:>20}\n",
+            "{:<14} {:>7.3} | {:>9.1} {:>9.1} | {:>9.1} {:>9.1} | {:>10.1} {:>10.1} | {:>18} | {:>18}\n",
             r.name,
             r.original as f64 / r.compressed.max(1) as f64,
             r.compress_mb_s,
             r.decompress_mb_s,
+            r.serial_compress_mb_s,
+            r.serial_decompress_mb_s,
             kc,
             kd,
             split(&r.compress_stats),
             split(&r.decompress_stats)
         );
     }
-    s += "MB/s: end to end, input and output in host memory (wall clock); kernel: input MB over the \
-          kernel phase alone (device packing included); up/kern/down: share of the device time \
-          spent uploading, in kernels, downloading\n";
+    let k = rows.first().map_or(2, |r| r.in_flight);
+    s += &format!(
+        "MB/s: end to end, input and output in host memory (wall clock), {k} buffer sets in flight \
+         (upload, kernels and download of successive parts overlapped); serial: one buffer set, \
+         the phases one after the other; kernel: input MB over the kernel phase of the serial pass \
+         (device packing included); up/kern/down: share of the serial pass's device time spent \
+         uploading, in kernels, downloading\n"
+    );
     s
 }
 

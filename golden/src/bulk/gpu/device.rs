@@ -285,16 +285,7 @@ impl Gpu {
         use rayon::prelude::*;
         let len4 = len.max(4).next_multiple_of(4);
         let slice = staging.slice(..len4);
-        let (tx, rx) = mpsc::channel();
-        slice.map_async(wgpu::MapMode::Write, move |r| {
-            let _ = tx.send(r);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(gpu_err)?;
-        rx.recv()
-            .map_err(gpu_err)?
-            .map_err(|e| gpu_err(format!("mapping an upload buffer: {e}")))?;
+        self.map_ready(&slice, wgpu::MapMode::Write, "an upload buffer")?;
         {
             let mut view = slice
                 .get_mapped_range_mut()
@@ -377,7 +368,12 @@ impl Gpu {
 
     /// Submit `enc` and wait for it to finish.
     pub fn submit_wait(&self, enc: wgpu::CommandEncoder) -> Result<(), BulkError> {
-        let idx = self.queue.submit([enc.finish()]);
+        self.wait(self.queue.submit([enc.finish()]))
+    }
+
+    /// Wait for submission `idx` (and those before it) to finish; later
+    /// submissions may still run.
+    pub fn wait(&self, idx: wgpu::SubmissionIndex) -> Result<(), BulkError> {
         self.device
             .poll(wgpu::PollType::Wait {
                 submission_index: Some(idx),
@@ -385,6 +381,39 @@ impl Gpu {
             })
             .map_err(gpu_err)?;
         Ok(())
+    }
+
+    /// Map `slice` of a buffer the device no longer uses (its last
+    /// submission has been waited for) without waiting for later
+    /// submissions: the device is polled without blocking until the mapping
+    /// is done, so that other work stays in flight meanwhile.
+    fn map_ready(
+        &self,
+        slice: &wgpu::BufferSlice<'_>,
+        mode: wgpu::MapMode,
+        what: &str,
+    ) -> Result<(), BulkError> {
+        let (tx, rx) = mpsc::channel();
+        slice.map_async(mode, move |r| {
+            let _ = tx.send(r);
+        });
+        let mut spins = 0u32;
+        let r = loop {
+            self.device.poll(wgpu::PollType::Poll).map_err(gpu_err)?;
+            match rx.try_recv() {
+                Ok(r) => break r,
+                Err(mpsc::TryRecvError::Empty) => {
+                    spins += 1;
+                    if spins < 64 {
+                        std::thread::yield_now();
+                    } else {
+                        std::thread::sleep(std::time::Duration::from_micros(50));
+                    }
+                }
+                Err(e) => return Err(gpu_err(format!("mapping {what}: {e}"))),
+            }
+        };
+        r.map_err(|e| gpu_err(format!("mapping {what}: {e}")))
     }
 
     /// Map `staging` (already filled by a finished submission) and copy its
@@ -401,16 +430,7 @@ impl Gpu {
         }
         let len = bytes.next_multiple_of(4);
         let slice = staging.slice(..len);
-        let (tx, rx) = mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(gpu_err)?;
-        rx.recv()
-            .map_err(gpu_err)?
-            .map_err(|e| gpu_err(format!("mapping a result buffer: {e}")))?;
+        self.map_ready(&slice, wgpu::MapMode::Read, "a result buffer")?;
         {
             let view = slice
                 .get_mapped_range()
@@ -433,16 +453,7 @@ impl Gpu {
             return Ok(f(&[]));
         }
         let slice = staging.slice(..bytes.next_multiple_of(4));
-        let (tx, rx) = mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(gpu_err)?;
-        rx.recv()
-            .map_err(gpu_err)?
-            .map_err(|e| gpu_err(format!("mapping a result buffer: {e}")))?;
+        self.map_ready(&slice, wgpu::MapMode::Read, "a result buffer")?;
         let r = {
             let view = slice
                 .get_mapped_range()
