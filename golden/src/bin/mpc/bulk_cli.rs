@@ -82,8 +82,8 @@ pub struct RunArgs {
     #[arg(long)]
     calibration: Option<PathBuf>,
     /// Chunks coded per window (memory: about 3 x window x chunk; 1 to
-    /// 4096, and a window holds at most 256 MiB; default 32, and 1024 on
-    /// the GPU engine).
+    /// 4096, and a window holds at most 256 MiB; default 32, and 64 MiB of
+    /// chunks on the GPU engine).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW as u64))]
     window: Option<u64>,
     /// GPU adapter for the GPU engine: a position in `mpc adapters` or
@@ -242,7 +242,6 @@ fn calibration_path(p: &Option<PathBuf>) -> PathBuf {
     p.clone().unwrap_or_else(Calibration::default_path)
 }
 
-/// The engine for `size` bytes of `algo`, and why.
 /// Chunks per window: the flag, or the engine's default (on the GPU
 /// engine, [`GPU_WINDOW`] chunks of 64 KiB: 64 MiB whatever the chunk size).
 fn window_of(run: &RunArgs, engine: Engine, chunk_bytes: u64) -> usize {
