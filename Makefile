@@ -31,7 +31,7 @@ gen:
 ## model set on both simulators.
 test: lint
 	$(CARGO) test --workspace
-	$(CARGO) test -p golden --features gpu --test gpu_device --test gpu_engine --test gpu_magbdi_dpc --test gpu_mpc --test gpu_cli
+	$(CARGO) test -p golden --features gpu --test gpu_device --test gpu_engine --test gpu_magbdi_dpc --test gpu_mpc --test gpu_corpus --test gpu_cli
 	$(MAKE) fuzz-short
 	$(MAKE) cosim-all
 
