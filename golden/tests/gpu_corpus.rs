@@ -7,8 +7,10 @@
 
 #![cfg(feature = "gpu")]
 
+mod common;
+
 use std::io::Cursor;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use golden::bulk::gpu::device::test_gpu;
 use golden::bulk::gpu::{open_engine, GpuEngine};
@@ -18,23 +20,6 @@ use golden::bulk::{
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn corpus_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let rd = std::fs::read_dir(dir).unwrap_or_else(|e| {
-        panic!(
-            "corpus directory {} unreadable ({e}); the GPU corpus test needs the shared corpus",
-            dir.display()
-        )
-    });
-    for e in rd {
-        let p = e.expect("corpus entry").path();
-        if p.is_dir() {
-            corpus_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "bin") {
-            out.push(p);
-        }
-    }
 }
 
 /// 256 KiB from the start and 128 KiB less 5 bytes from the middle.
@@ -95,9 +80,7 @@ fn every_corpus_file_gives_the_cpu_container_on_the_gpu() {
     if test_gpu().is_none() {
         return;
     }
-    let mut files = Vec::new();
-    corpus_files(&root().join("../shared/corpus"), &mut files);
-    files.sort();
+    let files = common::corpus_bin_files();
     assert!(files.len() >= 8, "only {} corpus files", files.len());
     let model = root().join("models/default");
     for algo in ["mpc", "magbdi", "dpc"] {

@@ -6,6 +6,8 @@
 //! bulk layer fails. Runs on llvmpipe in CI (`MPCGEN_REQUIRE_GPU=1`).
 #![cfg(feature = "gpu")]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -68,33 +70,12 @@ fn variants() -> Vec<ModelSet> {
     out
 }
 
-fn corpus_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let rd = std::fs::read_dir(dir).unwrap_or_else(|e| {
-        panic!(
-            "corpus directory {} unreadable ({e}); the MPC GPU tests need the shared corpus",
-            dir.display()
-        )
-    });
-    for e in rd {
-        let p = e.expect("corpus entry").path();
-        if p.is_dir() {
-            corpus_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "bin") {
-            out.push(p);
-        }
-    }
-}
-
 /// 96 blocks from the start and 96 from the middle of every corpus file.
 fn corpus_blocks() -> Vec<u8> {
-    let dir = root().join("../shared/corpus");
-    let mut files = Vec::new();
-    corpus_files(&dir, &mut files);
-    files.sort();
+    let files = common::corpus_bin_files();
     assert!(
         files.len() >= 4,
-        "corpus at {} has {} .bin files, the MPC GPU tests need several",
-        dir.display(),
+        "the corpus has {} .bin files, the MPC GPU tests need several",
         files.len()
     );
     let mut v = Vec::new();

@@ -1,4 +1,4 @@
-//! Helpers shared by the MPC integration tests.
+//! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
 use golden::mpc::transform;
@@ -55,4 +55,30 @@ pub fn example_set() -> ModelSet {
 
 pub fn bits_of(s: &str) -> String {
     s.chars().filter(|c| *c == '0' || *c == '1').collect()
+}
+
+/// Every `.bin` file below the shared corpus (`../shared/corpus` beside
+/// the repository), sorted; a test that needs the corpus fails without it.
+pub fn corpus_bin_files() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let rd = std::fs::read_dir(dir).unwrap_or_else(|e| {
+            panic!(
+                "corpus directory {} unreadable ({e}); this test needs the shared corpus",
+                dir.display()
+            )
+        });
+        for e in rd {
+            let p = e.expect("corpus entry").path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "bin") {
+                out.push(p);
+            }
+        }
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
+    let mut out = Vec::new();
+    walk(&dir, &mut out);
+    out.sort();
+    out
 }
