@@ -23,15 +23,19 @@ pub enum BlockFileError {
         block: usize,
         rest: usize,
     },
+    #[error(transparent)]
+    Npy(#[from] crate::npy::NpyError),
 }
 
-/// Read a whole file as `N`-byte blocks. With `pad`, a short last block is
+/// Read a whole file as `N`-byte blocks: a raw dump, or a `.npy` array's
+/// bytes in C order ([`crate::npy`]). With `pad`, a short last block is
 /// zero-padded; without it a ragged size is an error.
 pub fn read_blocks<const N: usize>(path: &Path, pad: bool) -> Result<Vec<[u8; N]>, BlockFileError> {
-    let data = std::fs::read(path).map_err(|source| BlockFileError::Io {
+    let file = std::fs::read(path).map_err(|source| BlockFileError::Io {
         path: path.to_path_buf(),
         source,
     })?;
+    let data = crate::npy::data_of(file, path)?;
     blocks_of(&data, pad).map_err(|e| match e {
         BlockFileError::Empty { block, .. } => BlockFileError::Empty {
             path: path.to_path_buf(),

@@ -307,6 +307,9 @@ impl Corpus {
                     actual,
                 });
             }
+            // a .npy array's bytes in C order; the manifest's size and hash
+            // are the file's
+            let data = crate::npy::data_of(data, &path).map_err(BlockFileError::from)?;
             let blocks = blocks_of::<BLOCK_BYTES>(&data, false).map_err(|err| match err {
                 BlockFileError::Ragged {
                     size, block, rest, ..

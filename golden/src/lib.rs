@@ -11,4 +11,5 @@ pub mod dpc;
 pub mod eval;
 pub mod magbdi;
 pub mod mpc;
+pub mod npy;
 pub mod train;

@@ -362,7 +362,7 @@ pub fn render(rows: &[BenchRow], threads: usize) -> String {
     s
 }
 
-/// The `.bin` files under `dir` (one level of class folders, as the dev
+/// The `.bin` and `.npy` files under `dir` (one level of class folders, as the dev
 /// corpus), sorted; `dir` itself may be a file.
 pub fn corpus_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
     if dir.is_file() {
@@ -374,11 +374,11 @@ pub fn corpus_files(dir: &std::path::Path) -> std::io::Result<Vec<std::path::Pat
         if p.is_dir() {
             for f in std::fs::read_dir(&p)? {
                 let f = f?.path();
-                if f.extension().is_some_and(|x| x == "bin") {
+                if crate::npy::is_data_file(&f) {
                     v.push(f);
                 }
             }
-        } else if p.extension().is_some_and(|x| x == "bin") {
+        } else if crate::npy::is_data_file(&p) {
             v.push(p);
         }
     }

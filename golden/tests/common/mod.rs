@@ -82,3 +82,19 @@ pub fn corpus_bin_files() -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// A version-1.0 `.npy` file with header text `dict` (padded as NumPy pads
+/// it) and `data`.
+pub fn npy_v1(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut text = dict.to_string();
+    while !(10 + text.len() + 1).is_multiple_of(64) {
+        text.push(' ');
+    }
+    text.push('\n');
+    let mut v = golden::npy::MAGIC.to_vec();
+    v.extend_from_slice(&[1, 0]);
+    v.extend_from_slice(&(text.len() as u16).to_le_bytes());
+    v.extend_from_slice(text.as_bytes());
+    v.extend_from_slice(data);
+    v
+}

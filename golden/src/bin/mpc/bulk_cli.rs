@@ -114,7 +114,8 @@ pub struct CompressArgs {
     /// chunk 32 blocks per thread; 0 writes no table (format version 1).
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=256))]
     block_groups: Option<u32>,
-    /// Input file, `-` for stdin.
+    /// Input file, `-` for stdin; of a `.npy` array the array's bytes in C
+    /// order are coded (decompress gives those bytes, not a `.npy` file).
     input: PathBuf,
     /// Output (default INPUT.gmcz; `-` for stdout).
     #[arg(long, short)]
@@ -393,7 +394,35 @@ fn open_input(p: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
     }
     let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
     let len = f.metadata().ok().map(|m| m.len());
+    if p.extension().is_some_and(|x| x == "npy") {
+        return open_npy(p, f, len);
+    }
     Ok((Box::new(f), len))
+}
+
+/// The data of a `.npy` array: streamed from after the header when it is
+/// in C order, reordered in memory when it is in Fortran order.
+fn open_npy(
+    p: &Path,
+    mut f: File,
+    len: Option<u64>,
+) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
+    use std::io::{Seek, SeekFrom};
+    let file_len = len.with_context(|| format!("cannot size {}", p.display()))?;
+    let mut head = Vec::new();
+    (&mut f)
+        .take(golden::npy::MAX_HEADER as u64 + 12)
+        .read_to_end(&mut head)
+        .with_context(|| format!("cannot read {}", p.display()))?;
+    let (at, info) = golden::npy::header(&head, file_len, p)?;
+    if info.fortran && info.shape.len() > 1 {
+        let data = golden::npy::read_data(p)?;
+        let n = data.len() as u64;
+        return Ok((Box::new(std::io::Cursor::new(data)), Some(n)));
+    }
+    f.seek(SeekFrom::Start(at as u64))
+        .with_context(|| format!("cannot read {}", p.display()))?;
+    Ok((Box::new(f), Some(file_len - at as u64)))
 }
 
 fn compress(a: CompressArgs) -> Result<()> {
@@ -584,8 +613,7 @@ fn load_files(paths: &[PathBuf], limit: Option<usize>) -> Result<Vec<(PathBuf, V
     let mut v = Vec::new();
     for root in roots {
         for f in corpus_files(&root).with_context(|| format!("cannot list {}", root.display()))? {
-            let mut d =
-                std::fs::read(&f).with_context(|| format!("cannot read {}", f.display()))?;
+            let mut d = golden::npy::read_data(&f)?;
             if let Some(mib) = limit {
                 d.truncate(mib << 20);
             }
