@@ -374,7 +374,7 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     for (name, mirrors, when, with) in [
         ("s1_model_id", "model_id", When::Accepted, None),
         ("s1_error", "error", When::Accepted, None),
-        ("s1_len", "len", When::Accepted, None),
+        ("s1_len", "len", When::Always, None),
         (
             "s1_symbols",
             "symbols",
