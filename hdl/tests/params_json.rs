@@ -14,7 +14,27 @@ fn example() -> (ModelSet, String) {
 #[test]
 fn mpc_params_json_keys_and_values() {
     let (set, sha) = example();
-    let v: Value = serde_json::from_str(&hdl::mpc::params_json(&set, &sha)).expect("valid JSON");
+    let mut v: Value = serde_json::from_str(&hdl::mpc::params_json(&set, &sha).expect("generates"))
+        .expect("valid JSON");
+    // the probe lists are checked in tests/stage_probes.rs; here their shape
+    let probes = v
+        .as_object_mut()
+        .and_then(|o| o.remove("stage_probes"))
+        .expect("stage_probes");
+    assert_eq!(
+        probes["compressor"][0],
+        serde_json::json!({"name": "pred_p0", "stage": 1, "kind": "logic", "width": 256,
+                           "mirrors": "candidates[0].pred", "when": "always"})
+    );
+    let last = probes["decompressor"]
+        .as_array()
+        .and_then(|a| a.last())
+        .expect("decompressor probes");
+    assert_eq!(
+        *last,
+        serde_json::json!({"name": "s4_model", "stage": 4, "kind": "register", "width": 3,
+                           "mirrors": "model_id", "when": "accepted"})
+    );
     let want = serde_json::json!({
         "model_set": "example",
         "model_sha256": sha,
@@ -35,12 +55,15 @@ fn names_with_quotes_backslashes_and_newlines_stay_valid_json() {
     let (mut set, sha) = example();
     set.name = "a\"b\\c\nd".to_string();
     set.predictors[0].name = "p\"0\\".to_string();
-    let text = hdl::mpc::params_json(&set, &sha);
+    let text = hdl::mpc::params_json(&set, &sha).expect("generates");
     let v: Value = serde_json::from_str(&text).expect("valid JSON");
     assert_eq!(v["model_set"], "a\"b\\c\nd");
     assert_eq!(v["model_ids"][2], "p\"0\\");
     let back: hdl::mpc::ParamsFile = serde_json::from_str(&text).expect("reads back");
-    assert_eq!(back, hdl::mpc::ParamsFile::of(&set, &sha));
+    assert_eq!(
+        back,
+        hdl::mpc::ParamsFile::of(&set, &sha).expect("generates")
+    );
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! Locating a mismatch: rerun the failing block alone with a VCD dump, read
-//! the pipeline registers (and the named stage logic) by name and compare
-//! them with the golden trace, stage by stage; rerun the failing shard with
-//! a VCD window around the failure; write GTKWave save files that group the
-//! signals by stage. The name-to-trace mapping is in docs/hw/cosim.md.
+//! the stage probes the generator published (pipeline registers and named
+//! stage logic, `params.json`) by name and compare them with the golden
+//! trace, stage by stage; rerun the failing shard with a VCD window around
+//! the failure; write GTKWave save files that group the signals by stage.
+//! The probes and the trace fields they mirror are in docs/hw/cosim.md.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use golden::mpc::select::{self, Choice};
 use golden::mpc::{
     reference, CustomModels, ModelKind, ModelSet, BLOCK_BYTES, MAX_BLOCK_BYTES, PLANES, SYMBOLS,
 };
+use hdl::mpc::probes::{ProbeKind, StageProbe, When};
 
 use crate::compare::{self, Expect, Inputs};
 use crate::output;
@@ -44,6 +46,23 @@ pub enum LocateError {
         #[source]
         source: std::io::Error,
     },
+    /// A signal the locator compares (a stage probe, its sibling, a stage
+    /// valid flag) is not in the RTL.
+    #[error("the {unit} has no signal `{signal}` ({needed_for}) in {}", vcd.display())]
+    MissingSignal {
+        unit: String,
+        signal: String,
+        needed_for: String,
+        vcd: PathBuf,
+    },
+    #[error("{unit} probe `{probe}`: {problem}")]
+    Probe {
+        unit: String,
+        probe: String,
+        problem: String,
+    },
+    #[error("the stage probes of {set} cannot be built: {message}")]
+    Probes { set: String, message: String },
 }
 
 // ---- bit strings (MSB first) of the trace fields --------------------------------
@@ -95,262 +114,200 @@ pub fn bus_bits(bytes: &[u8; MAX_BLOCK_BYTES], width: u32) -> String {
 /// How a probe's expected value is checked.
 #[derive(Clone, Debug)]
 enum Check {
-    /// Equal to these bits (`width` chars, MSB first; shorter/longer
-    /// registers are compared on the low bits).
+    /// Equal to these bits (MSB first; shorter/longer registers are
+    /// compared on the low bits).
     Bits(String),
-    /// `s2_codes`/`s2_code_lens` slots concatenated = these payload bits.
-    Payload(String),
-    /// Symbols 0..index equal these, later symbols zero, with the register
-    /// `index` (a sibling) naming how many are decoded; `used` the bits
-    /// consumed by those codes per prefix length.
+    /// The code slots of the probe, each cut to its length in the sibling
+    /// slot-length register and concatenated, = these payload bits.
+    Payload { bits: String, lens_reg: String },
+    /// Symbols 0..index equal these, later symbols zero, with the sibling
+    /// register `index_reg` naming how many are decoded.
     SymbolPrefix {
         symbols: [u16; SYMBOLS],
         index_reg: String,
     },
-    /// `used` register: header bits + the lengths of the codes covering the
-    /// first `index` symbols (`None`: index not on a code boundary).
+    /// Header bits + the lengths of the codes covering the first `index`
+    /// symbols (`None`: index not on a code boundary).
     UsedPrefix {
         used_by_index: Vec<Option<u64>>,
         index_reg: String,
     },
 }
 
-/// One named signal to compare.
-#[derive(Clone, Debug)]
-struct Probe {
-    /// Stage whose register it is, or whose logic computes it.
-    stage: usize,
-    /// Stage logic (sampled while the stage's inputs hold the block) rather
-    /// than a pipeline register.
-    logic: bool,
-    name: String,
-    check: Check,
-    /// The golden trace field it equals.
-    meaning: String,
+/// What the golden model says about the compressed block.
+struct CompGolden {
+    t: golden::mpc::trace::CompressTrace,
+    choice: Choice,
+    choice_id: u32,
+    /// The choice of the selection rule without the custom models.
+    best: usize,
 }
 
-fn reg(stage: usize, name: &str, bits: String, meaning: &str) -> Probe {
-    Probe {
-        stage,
-        logic: false,
-        name: name.to_string(),
-        check: Check::Bits(bits),
-        meaning: meaning.to_string(),
-    }
-}
-
-fn logic(stage: usize, name: &str, bits: String, meaning: &str) -> Probe {
-    Probe {
-        stage,
-        logic: true,
-        name: name.to_string(),
-        check: Check::Bits(bits),
-        meaning: meaning.to_string(),
-    }
-}
-
-/// Probes of the compressor for `block`.
-fn compressor_probes(block: &Block, set: &ModelSet) -> Vec<Probe> {
-    let t = reference::compress_traced(block, set);
-    let h = set.header_bits();
-    let w = set.max_bits();
-    let scores: Vec<_> = t.candidates.iter().map(|c| c.score).collect();
-    let choice = select::choose(set, block, &scores);
-    let choice_id = match choice {
-        Choice::ZeroBlock => set.zero_block_id().unwrap_or(0),
-        Choice::SameWords => set.same_words_id().unwrap_or(0),
-        Choice::Predictor(i) => set.predictor_id(i),
-    };
-    let mut plain = set.clone();
-    plain.custom = CustomModels {
-        zero_block: false,
-        same_words: false,
-    };
-    let best = match select::choose(&plain, block, &scores) {
-        Choice::Predictor(i) => i,
-        _ => 0,
-    };
-    let mut v = Vec::new();
-    for (i, c) in t.candidates.iter().enumerate() {
-        let f = |x: &str| format!("candidates[{i}].{x}");
-        v.push(logic(
-            1,
-            &format!("pred_p{i}"),
-            block_bits(&c.pred),
-            &f("pred"),
-        ));
-        v.push(logic(
-            1,
-            &format!("residue_p{i}"),
-            block_bits(&c.residue),
-            &f("residue"),
-        ));
-        v.push(logic(
-            1,
-            &format!("planes_p{i}"),
-            plane_bits(&c.planes),
-            &f("planes"),
-        ));
-        v.push(logic(
-            1,
-            &format!("xored_p{i}"),
-            plane_bits(&c.xored),
-            &f("xored"),
-        ));
-        v.push(logic(
-            1,
-            &format!("symbols_p{i}"),
-            symbol_bits(&c.symbols),
-            &f("symbols"),
-        ));
-        v.push(logic(
-            1,
-            &format!("zero_mask_p{i}"),
-            number_bits(c.score.zero_mask as u64, 16),
-            &f("score.zero_mask"),
-        ));
-        v.push(logic(
-            1,
-            &format!("longest_zero_run_p{i}"),
-            number_bits(c.score.longest_zero_run as u64, 5),
-            &f("score.longest_zero_run"),
-        ));
-        v.push(logic(
-            1,
-            &format!("zero_count_p{i}"),
-            number_bits(c.score.zero_count as u64, 5),
-            &f("score.zero_count"),
-        ));
-        v.push(logic(
-            1,
-            &format!("cand_p{i}_code_bits"),
-            number_bits(c.score.code_bits as u64, 9),
-            &f("score.code_bits"),
-        ));
-        v.push(reg(
-            1,
-            &format!("s1_symbols_p{i}"),
-            symbol_bits(&c.symbols),
-            &f("symbols"),
-        ));
-    }
-    let zb = number_bits(t.is_zero_block as u64, 1);
-    let sw = number_bits(t.is_same_words as u64, 1);
-    v.push(logic(1, "is_zero_block", zb.clone(), "is_zero_block"));
-    v.push(logic(1, "is_same_words", sw.clone(), "is_same_words"));
-    v.push(reg(1, "s1_is_zero_block", zb, "is_zero_block"));
-    v.push(reg(1, "s1_is_same_words", sw, "is_same_words"));
-    if !t.candidates.is_empty() {
-        v.push(logic(
-            1,
-            "best_predictor",
-            number_bits(best as u64, 32),
-            "best predictor index (select::choose without custom models)",
-        ));
-    }
-    v.push(reg(
-        1,
-        "s1_choice_id",
-        number_bits(choice_id as u64, h),
-        "model ID of select::choose (before the raw check)",
-    ));
-    v.push(reg(1, "s1_block", block_bits(block), "block"));
-    if let Choice::Predictor(i) = choice {
-        let c = &t.candidates[i];
-        let m = format!("candidates[{i}].symbols (the chosen predictor)");
-        v.push(reg(1, "s1_symbols", symbol_bits(&c.symbols), &m));
-        v.push(reg(2, "s2_symbols", symbol_bits(&c.symbols), &m));
-        v.push(logic(
-            2,
-            "enc_code_bits",
-            number_bits(c.score.code_bits as u64, 9),
-            &format!("candidates[{i}].score.code_bits"),
-        ));
-    }
-    v.push(reg(
-        2,
-        "s2_selected_id",
-        number_bits(t.selected_id as u64, h),
-        "selected_id",
-    ));
-    let out_bits = t.output.bit_string();
-    v.push(Probe {
-        stage: 2,
-        logic: false,
-        name: "s2_codes".to_string(),
-        check: Check::Payload(out_bits[h as usize..].to_string()),
-        meaning: "codes (slots concatenated by s2_code_lens = the payload of output)".to_string(),
-    });
-    v.push(reg(
-        3,
-        "s3_bits",
-        bus_bits(&t.output.bytes, w),
-        "output bits (left-aligned)",
-    ));
-    v.push(reg(
-        3,
-        "s3_len",
-        number_bits(t.output.len as u64, 9),
-        "output.len",
-    ));
-    v.push(reg(
-        3,
-        "s3_model",
-        number_bits(t.output.model as u64, h),
-        "output.model",
-    ));
-    v
-}
-
-/// Probes of the decompressor for `len` bits of `bits`.
-fn decompressor_probes(
-    bits: &[u8; MAX_BLOCK_BYTES],
-    len: usize,
-    set: &ModelSet,
-) -> (Vec<Probe>, Vec<String>) {
-    let h = set.header_bits();
-    let width = set.max_bits() as usize;
-    let header = compare::header_field(bits, set);
-    let mut v = vec![logic(
-        1,
-        "header_id",
-        number_bits(header as u64, h),
-        "model_id (the header field)",
-    )];
-    let mut notes = Vec::new();
-    match reference::decompress_traced(&bits[..width.div_ceil(8)], len, set) {
-        Err(e) => {
-            notes.push(format!(
-                "golden rejects the input ({e}); only the error flag and the zero block of stage 4 are compared"
-            ));
-            v.push(reg(
-                4,
-                "s4_error",
-                "1".to_string(),
-                "decompress returns Err",
-            ));
-            v.push(reg(4, "s4_block", "0".repeat(256), "all zero on errors"));
+impl CompGolden {
+    fn new(block: &Block, set: &ModelSet) -> CompGolden {
+        let t = reference::compress_traced(block, set);
+        let scores: Vec<_> = t.candidates.iter().map(|c| c.score).collect();
+        let choice = select::choose(set, block, &scores);
+        let choice_id = match choice {
+            Choice::ZeroBlock => set.zero_block_id().unwrap_or(0),
+            Choice::SameWords => set.same_words_id().unwrap_or(0),
+            Choice::Predictor(i) => set.predictor_id(i),
+        };
+        let mut plain = set.clone();
+        plain.custom = CustomModels {
+            zero_block: false,
+            same_words: false,
+        };
+        let best = match select::choose(&plain, block, &scores) {
+            Choice::Predictor(i) => i,
+            _ => 0,
+        };
+        CompGolden {
+            t,
+            choice,
+            choice_id,
+            best,
         }
-        Ok(t) => {
-            let id = number_bits(t.model_id as u64, h);
-            for k in 1..=3 {
-                v.push(reg(k, &format!("s{k}_model_id"), id.clone(), "model_id"));
+    }
+
+    /// The check of probe `p` on this block: `Ok(None)` when the probe is
+    /// not compared for this block (its `when`), `Err` when the locator does
+    /// not know the trace field it mirrors.
+    fn check(&self, p: &StageProbe, set: &ModelSet) -> Result<Option<Check>, String> {
+        let chosen = match self.choice {
+            Choice::Predictor(i) => Some(i),
+            _ => None,
+        };
+        let applies = match p.when {
+            When::Always | When::Accepted => true,
+            When::Predictor => chosen.is_some(),
+            When::Model(id) => self.choice_id == id,
+        };
+        if !applies {
+            return Ok(None);
+        }
+        let w = p.width;
+        let t = &self.t;
+        let unknown = || format!("unknown golden trace field `{}`", p.mirrors);
+        let bits = |s: String| Ok(Some(Check::Bits(s)));
+        let candidate = |i: usize, field: &str| -> Result<Option<Check>, String> {
+            let c = t
+                .candidates
+                .get(i)
+                .ok_or_else(|| format!("no candidate {i} in the golden trace"))?;
+            match field {
+                "pred" => bits(block_bits(&c.pred)),
+                "residue" => bits(block_bits(&c.residue)),
+                "planes" => bits(plane_bits(&c.planes)),
+                "xored" => bits(plane_bits(&c.xored)),
+                "symbols" => bits(symbol_bits(&c.symbols)),
+                "score.zero_mask" => bits(number_bits(c.score.zero_mask as u64, w)),
+                "score.longest_zero_run" => bits(number_bits(c.score.longest_zero_run as u64, w)),
+                "score.zero_count" => bits(number_bits(c.score.zero_count as u64, w)),
+                "score.code_bits" => bits(number_bits(c.score.code_bits as u64, w)),
+                _ => Err(unknown()),
             }
-            v.push(reg(4, "s4_model", id, "model_id"));
-            for k in 1..=4 {
-                v.push(reg(
-                    k,
-                    &format!("s{k}_error"),
-                    "0".to_string(),
-                    "decompress returns Ok",
-                ));
+        };
+        if let Some(rest) = p.mirrors.strip_prefix("candidates[") {
+            let (i, field) = rest.split_once("].").ok_or_else(unknown)?;
+            let i: usize = i.parse().map_err(|_| unknown())?;
+            return candidate(i, field);
+        }
+        if let Some(field) = p.mirrors.strip_prefix("chosen.") {
+            let i = chosen.ok_or_else(|| {
+                format!(
+                    "`{}` has no golden value when no predictor is chosen (when: predictor)",
+                    p.mirrors
+                )
+            })?;
+            return candidate(i, field);
+        }
+        let h = set.header_bits();
+        match p.mirrors.as_str() {
+            "is_zero_block" => bits(number_bits(t.is_zero_block as u64, w)),
+            "is_same_words" => bits(number_bits(t.is_same_words as u64, w)),
+            "best_predictor" => bits(number_bits(self.best as u64, w)),
+            "choice_id" => bits(number_bits(self.choice_id as u64, w)),
+            "block" => bits(block_bits(&t.block)),
+            "selected_id" => bits(number_bits(t.selected_id as u64, w)),
+            "output.payload" => Ok(Some(Check::Payload {
+                bits: t.output.bit_string()[h as usize..].to_string(),
+                lens_reg: p
+                    .with
+                    .clone()
+                    .ok_or("`output.payload` needs the slot lengths (`with`)")?,
+            })),
+            "output.bits" => bits(bus_bits(&t.output.bytes, w)),
+            "output.len" => bits(number_bits(t.output.len as u64, w)),
+            "output.model" => bits(number_bits(t.output.model as u64, w)),
+            _ => Err(unknown()),
+        }
+    }
+}
+
+/// What the golden model says about a compressed input.
+struct DecompGolden {
+    header: u32,
+    len: usize,
+    result: Result<golden::mpc::trace::DecompressTrace, golden::mpc::DecodeError>,
+}
+
+impl DecompGolden {
+    fn new(bits: &[u8; MAX_BLOCK_BYTES], len: usize, set: &ModelSet) -> DecompGolden {
+        let width = set.max_bits() as usize;
+        DecompGolden {
+            header: compare::header_field(bits, set),
+            len,
+            result: reference::decompress_traced(&bits[..width.div_ceil(8)], len, set),
+        }
+    }
+
+    /// As [`CompGolden::check`].
+    fn check(&self, p: &StageProbe, set: &ModelSet) -> Result<Option<Check>, String> {
+        let ok = self.result.as_ref().ok();
+        let applies = match p.when {
+            When::Always => true,
+            When::Accepted => ok.is_some(),
+            When::Predictor => {
+                ok.is_some_and(|t| matches!(set.kind_of(t.model_id), Some(ModelKind::Predictor(_))))
             }
-            v.push(reg(1, "s1_len", number_bits(len as u64, 9), "len"));
-            if let Some(ModelKind::Predictor(p)) = set.kind_of(t.model_id) {
-                // symbols and bits used after each code
+            When::Model(id) => ok.is_some_and(|t| t.model_id == id),
+        };
+        if !applies {
+            return Ok(None);
+        }
+        let w = p.width;
+        let bits = |s: String| Ok(Some(Check::Bits(s)));
+        // fields with a value whether or not the golden model accepts
+        match p.mirrors.as_str() {
+            "header" => return bits(number_bits(self.header as u64, w)),
+            "error" => return bits(number_bits(ok.is_none() as u64, w)),
+            "len" => return bits(number_bits(self.len as u64, w)),
+            "block" => {
+                return bits(ok.map_or_else(|| "0".repeat(256), |t| block_bits(&t.block)));
+            }
+            _ => {}
+        }
+        let t = ok.ok_or_else(|| {
+            format!(
+                "`{}` has no golden value when the input is rejected (when: {:?})",
+                p.mirrors, p.when
+            )
+        })?;
+        let h = set.header_bits() as u64;
+        match (p.mirrors.as_str(), &p.with) {
+            ("model_id", _) => bits(number_bits(t.model_id as u64, w)),
+            ("symbols", None) => bits(symbol_bits(&t.symbols)),
+            ("symbols", Some(index)) => Ok(Some(Check::SymbolPrefix {
+                symbols: t.symbols,
+                index_reg: index.clone(),
+            })),
+            ("used", None) => bits(number_bits(t.used as u64, w)),
+            ("used", Some(index)) => {
+                // bits used after each code, by the number of symbols decoded
                 let mut used_by_index = vec![None; SYMBOLS + 1];
                 let mut m = 0usize;
-                let mut used = h as u64;
+                let mut used = h;
                 used_by_index[0] = Some(used);
                 for c in &t.codes {
                     m += c.symbols();
@@ -359,55 +316,40 @@ fn decompressor_probes(
                         used_by_index[m] = Some(used);
                     }
                 }
-                for k in 1..=2 {
-                    v.push(Probe {
-                        stage: k,
-                        logic: false,
-                        name: format!("s{k}_symbols"),
-                        check: Check::SymbolPrefix {
-                            symbols: t.symbols,
-                            index_reg: format!("s{k}_sym_index"),
-                        },
-                        meaning: "symbols (the ones decoded so far)".to_string(),
-                    });
-                }
-                v.push(Probe {
-                    stage: 1,
-                    logic: false,
-                    name: "s1_used".to_string(),
-                    check: Check::UsedPrefix {
-                        used_by_index,
-                        index_reg: "s1_sym_index".to_string(),
-                    },
-                    meaning: "header + lengths of the codes decoded so far".to_string(),
-                });
-                v.push(reg(2, "s2_xored", plane_bits(&t.xored), "xored"));
-                v.push(reg(2, "s2_planes", plane_bits(&t.planes), "planes"));
-                v.push(logic(
-                    3,
-                    &format!("inv_residue_p{p}"),
-                    block_bits(&t.residue),
-                    "residue",
-                ));
-                v.push(reg(3, "s3_residue", block_bits(&t.residue), "residue"));
-                v.push(logic(
-                    4,
-                    &format!("restored_p{p}"),
-                    block_bits(&t.block),
-                    "block",
-                ));
-            } else if set.kind_of(t.model_id) == Some(ModelKind::Raw) {
-                v.push(reg(
-                    3,
-                    "s3_residue",
-                    block_bits(&t.block),
-                    "block (raw payload)",
-                ));
+                Ok(Some(Check::UsedPrefix {
+                    used_by_index,
+                    index_reg: index.clone(),
+                }))
             }
-            v.push(reg(4, "s4_block", block_bits(&t.block), "block"));
+            ("xored", _) => bits(plane_bits(&t.xored)),
+            ("planes", _) => bits(plane_bits(&t.planes)),
+            ("residue", _) => bits(block_bits(&t.residue)),
+            (f, _) => {
+                let q = f
+                    .strip_prefix("planes[")
+                    .and_then(|r| r.strip_suffix(']'))
+                    .and_then(|q| q.parse::<usize>().ok())
+                    .filter(|&q| q < PLANES)
+                    .ok_or_else(|| format!("unknown golden trace field `{f}`"))?;
+                bits(number_bits(t.planes[q] as u64, w))
+            }
         }
     }
-    (v, notes)
+}
+
+/// The golden side of one unit's comparison.
+enum Golden {
+    Comp(CompGolden),
+    Decomp(DecompGolden),
+}
+
+impl Golden {
+    fn check(&self, p: &StageProbe, set: &ModelSet) -> Result<Option<Check>, String> {
+        match self {
+            Golden::Comp(g) => g.check(p, set),
+            Golden::Decomp(g) => g.check(p, set),
+        }
+    }
 }
 
 // ---- reading the VCD ------------------------------------------------------------
@@ -501,51 +443,97 @@ fn compare_bits(want: &str, got: &str) -> bool {
     wl == gl && wh.chars().all(|c| c == '0') && gh.chars().all(|c| c == '0')
 }
 
-/// Check `probes` of the design in `scope` against the VCD.
+/// Check `probes` of the design in `scope` against the VCD. Every probe,
+/// its sibling and the stage valid registers must be in the VCD: a
+/// missing one is an error naming the probe and the unit.
+#[allow(clippy::too_many_arguments)]
 fn check_scope(
     vcd: &Vcd,
+    vcd_path: &Path,
     scope: &[&str],
     label: &str,
     order_base: usize,
-    probes: &[Probe],
+    probes: &[StageProbe],
+    golden: &Golden,
+    set: &ModelSet,
     loc: &mut Location,
-) {
+) -> Result<(), LocateError> {
+    let find = |signal: &str, needed_for: String| {
+        vcd.find(scope, signal)
+            .ok_or_else(|| LocateError::MissingSignal {
+                unit: label.to_string(),
+                signal: signal.to_string(),
+                needed_for,
+                vcd: vcd_path.to_path_buf(),
+            })
+    };
+    // every claimed signal must exist, whether or not this block compares it
+    for p in probes {
+        let what = format!("stage-{} probe of golden {}", p.stage, p.mirrors);
+        let var = find(&p.name, what.clone())?;
+        if var.width != p.width {
+            return Err(LocateError::Probe {
+                unit: label.to_string(),
+                probe: p.name.clone(),
+                problem: format!(
+                    "{} bits in the VCD but {} bits in the generator's probe list",
+                    var.width, p.width
+                ),
+            });
+        }
+        if let Some(w) = &p.with {
+            find(w, format!("needed to compare `{}`", p.name))?;
+        }
+        if p.kind == ProbeKind::Register {
+            find(
+                &format!("s{}_valid", p.stage),
+                format!("the valid flag of stage {}", p.stage),
+            )?;
+        }
+    }
+    find("s1_valid", "the valid flag of stage 1".to_string())?;
     let Some((period, t1)) = timing(vcd, scope) else {
         loc.notes.push(format!(
             "{label}: no clk or s1_valid rise in the VCD; stage signals not compared"
         ));
-        return;
+        return Ok(());
     };
-    let value = |name: &str, stage: usize, logic: bool| -> Option<String> {
-        let var = vcd.find(scope, name)?;
+    let value = |name: &str, stage: usize, logic: bool| -> String {
+        let Some(var) = vcd.find(scope, name) else {
+            return String::new();
+        };
         let edge = t1 + (stage as u64 - 1) * period;
         let t = if logic {
             edge - period / 2
         } else {
             edge + period / 2
         };
+        // no value yet: unknown
         vcd.value_at(var, t)
+            .unwrap_or_else(|| "x".repeat(var.width as usize))
     };
     for p in probes {
-        let Some(got) = value(&p.name, p.stage, p.logic) else {
-            continue;
-        };
-        if !p.logic {
-            let valid = value(&format!("s{}_valid", p.stage), p.stage, false);
-            if valid.as_deref() != Some("1") {
-                loc.notes.push(format!(
-                    "{label}: s{}_valid is not 1 when {} should hold the block",
-                    p.stage, p.name
-                ));
-            }
+        let check = golden.check(p, set).map_err(|problem| LocateError::Probe {
+            unit: label.to_string(),
+            probe: p.name.clone(),
+            problem,
+        })?;
+        let Some(check) = check else { continue };
+        let logic = p.kind == ProbeKind::Logic;
+        let got = value(&p.name, p.stage, logic);
+        if !logic && value(&format!("s{}_valid", p.stage), p.stage, false) != "1" {
+            loc.notes.push(format!(
+                "{label}: s{}_valid is not 1 when {} should hold the block",
+                p.stage, p.name
+            ));
         }
         let stage = format!(
             "{label} stage {} {}",
             p.stage,
-            if p.logic { "logic" } else { "register" }
+            if logic { "logic" } else { "register" }
         );
         loc.compared.push(format!("{label}.{}", p.name));
-        let (ok, expected, actual) = match &p.check {
+        let (ok, expected, actual) = match &check {
             Check::Bits(want) => {
                 // show the expected value in the register's width
                 let shown = if want.len() > got.len()
@@ -561,8 +549,11 @@ fn check_scope(
                     bits_to_hex(&got),
                 )
             }
-            Check::Payload(want) => {
-                let lens = value("s2_code_lens", p.stage, false).unwrap_or_default();
+            Check::Payload {
+                bits: want,
+                lens_reg,
+            } => {
+                let lens = value(lens_reg, p.stage, logic);
                 let sw = got.len() / SYMBOLS;
                 let lw = lens.len() / SYMBOLS;
                 let mut payload = String::new();
@@ -586,8 +577,7 @@ fn check_scope(
                 )
             }
             Check::SymbolPrefix { symbols, index_reg } => {
-                let idx = value(index_reg, p.stage, false)
-                    .and_then(|s| u64::from_str_radix(&s, 2).ok())
+                let idx = u64::from_str_radix(&value(index_reg, p.stage, logic), 2)
                     .unwrap_or(SYMBOLS as u64)
                     .min(SYMBOLS as u64) as usize;
                 let mut want = *symbols;
@@ -605,9 +595,8 @@ fn check_scope(
                 used_by_index,
                 index_reg,
             } => {
-                let idx = value(index_reg, p.stage, false)
-                    .and_then(|s| u64::from_str_radix(&s, 2).ok())
-                    .unwrap_or(0) as usize;
+                let idx =
+                    u64::from_str_radix(&value(index_reg, p.stage, logic), 2).unwrap_or(0) as usize;
                 let got_n = u64::from_str_radix(&got, 2).ok();
                 match used_by_index.get(idx).copied().flatten() {
                     Some(want) => (
@@ -625,15 +614,16 @@ fn check_scope(
         };
         if !ok {
             loc.diffs.push(StageDiff {
-                order: order_base + 2 * p.stage + (!p.logic) as usize,
+                order: order_base + 2 * p.stage + (!logic) as usize,
                 stage,
                 signal: p.name.clone(),
-                meaning: p.meaning.clone(),
+                meaning: p.mirrors.clone(),
                 expected,
                 actual,
             });
         }
     }
+    Ok(())
 }
 
 // ---- GTKWave save files ------------------------------------------------------------
@@ -817,40 +807,69 @@ pub fn locate(
         path: vcd_path.clone(),
         source,
     })?;
+    let probes = match &rtl.probes {
+        Some(p) => p.clone(),
+        None => {
+            loc.notes.push(format!(
+                "{} has no stage probe list (params.json `stage_probes`); comparing the probes the generator emits for model set {}",
+                rtl.dir.display(),
+                set.name
+            ));
+            hdl::mpc::stage_probes(set).map_err(|e| LocateError::Probes {
+                set: set.name.clone(),
+                message: e.to_string(),
+            })?
+        }
+    };
+    let decomp = |bits: &[u8; MAX_BLOCK_BYTES],
+                  len: usize,
+                  scope: &[&str],
+                  order_base: usize,
+                  loc: &mut Location|
+     -> Result<(), LocateError> {
+        let g = DecompGolden::new(bits, len, set);
+        if let Err(e) = &g.result {
+            loc.notes.push(format!(
+                "golden rejects the decompressor input ({e}); only the decompressor probes compared for every input (header, error flag, block) are compared"
+            ));
+        }
+        check_scope(
+            &vcd,
+            &vcd_path,
+            scope,
+            "decompressor",
+            order_base,
+            &probes.decompressor,
+            &Golden::Decomp(g),
+            set,
+            loc,
+        )
+    };
     match failing {
         Failing::Comp(v) => {
-            let probes = compressor_probes(&v.block, set);
             let scope: &[&str] = if unit == Unit::Loopback {
                 &["mpc_tb", "comp"]
             } else {
                 &["mpc_tb", "dut"]
             };
-            check_scope(&vcd, scope, "compressor", 0, &probes, &mut loc);
+            check_scope(
+                &vcd,
+                &vcd_path,
+                scope,
+                "compressor",
+                0,
+                &probes.compressor,
+                &Golden::Comp(CompGolden::new(&v.block, set)),
+                set,
+                &mut loc,
+            )?;
             if unit == Unit::Loopback {
                 let c = codec.compress(&v.block);
-                let (probes, notes) = decompressor_probes(&c.bytes, c.len as usize, set);
-                loc.notes.extend(notes);
-                check_scope(
-                    &vcd,
-                    &["mpc_tb", "dec"],
-                    "decompressor",
-                    100,
-                    &probes,
-                    &mut loc,
-                );
+                decomp(&c.bytes, c.len as usize, &["mpc_tb", "dec"], 100, &mut loc)?;
             }
         }
         Failing::Decomp(v) => {
-            let (probes, notes) = decompressor_probes(&v.bits, v.len as usize, set);
-            loc.notes.extend(notes);
-            check_scope(
-                &vcd,
-                &["mpc_tb", "dut"],
-                "decompressor",
-                0,
-                &probes,
-                &mut loc,
-            );
+            decomp(&v.bits, v.len as usize, &["mpc_tb", "dut"], 0, &mut loc)?;
         }
     }
     loc.diffs.sort_by_key(|d| d.order);

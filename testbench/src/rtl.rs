@@ -94,6 +94,9 @@ pub struct Rtl {
     /// Verilog files, absolute or relative to the current directory.
     pub files: Vec<PathBuf>,
     pub params: Params,
+    /// The stage probes the generator published (`params.json`
+    /// `stage_probes`), if any.
+    pub probes: Option<hdl::mpc::probes::StageProbes>,
 }
 
 /// What the testbench reads from a `params.json` ([`hdl::mpc::ParamsFile`]
@@ -107,10 +110,11 @@ struct ParamsJson {
     max_bits: Option<u64>,
     compressor_latency: Option<usize>,
     decompressor_latency: Option<usize>,
+    stage_probes: Option<hdl::mpc::probes::StageProbes>,
 }
 
-/// Largest `params.json` read (a generated one is well under 2 KiB, plus
-/// 64 characters per model ID).
+/// Largest `params.json` read (a generated one is under 64 KiB: mostly the
+/// stage probes, about 150 bytes each).
 const MAX_PARAMS_BYTES: u64 = 1 << 20;
 
 fn read_params_json(path: &Path) -> Result<ParamsJson, RtlError> {
@@ -219,9 +223,11 @@ pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
         }))
     };
     let mut params = Params::of(set);
+    let mut probes = None;
     let pj = dir.join("params.json");
     if pj.is_file() {
         let file = read_params_json(&pj)?;
+        probes = file.stage_probes.clone();
         if let Some(sha) = &file.model_sha256 {
             if !sha.eq_ignore_ascii_case(&model_sha) {
                 return Err(wrong(&pj, file.model_set.as_deref().unwrap_or(""), sha));
@@ -260,6 +266,7 @@ pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
         dir: dir.to_path_buf(),
         files,
         params,
+        probes,
     })
 }
 

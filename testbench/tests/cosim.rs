@@ -1,8 +1,11 @@
 //! Co-simulation of the units generated for `models/example` on Icarus and
 //! Verilator: a few thousand blocks per unit (corpus of every class when
 //! `../shared/corpus` exists, random, corner cases, Table-1 patterns,
-//! malformed inputs), with stalls, backpressure and mid-stream resets; and a
-//! check that a wrong model set is caught and located.
+//! malformed inputs), with stalls, backpressure and mid-stream resets; a
+//! check that a wrong model set is caught and located; and, for every stage
+//! of both units, that a flipped bit in one of its registers is located at
+//! that stage and register, and that a claimed probe the RTL lacks is an
+//! error.
 //!
 //! A simulator that is not installed is skipped with an install hint (CI
 //! installs both).
@@ -129,4 +132,127 @@ fn wrong_model_set_is_caught_and_located() {
     assert!(loc.gtkw.iter().all(|g| g.is_file()));
     let gtkw = std::fs::read_to_string(&loc.gtkw[0]).expect("gtkw");
     assert!(gtkw.contains("-dut stage 1") && gtkw.contains("s1_symbols"));
+}
+
+/// A copy of the units in `rtl` where the register `reg` of `file` loads
+/// its next value with bit `bit` flipped (a patch of the generated text:
+/// the register's one-line non-blocking assignment).
+fn break_register(rtl: &testbench::rtl::Rtl, file: &str, reg: &str, bit: u32, dir: &Path) {
+    let width = rtl
+        .probes
+        .iter()
+        .flat_map(|p| p.compressor.iter().chain(&p.decompressor))
+        .find(|p| p.name == reg)
+        .map(|p| p.width)
+        .expect("the register is a published probe");
+    std::fs::create_dir_all(dir).expect("mkdir");
+    for e in std::fs::read_dir(&rtl.dir).expect("rtl dir") {
+        let path = e.expect("entry").path();
+        if path.is_file() {
+            let name = path.file_name().expect("name");
+            std::fs::copy(&path, dir.join(name)).expect("copy");
+        }
+    }
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).expect("read");
+    let head = format!("{reg} <= ");
+    let lines: Vec<&str> = text.lines().collect();
+    let starts: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim_start().starts_with(&head))
+        .collect();
+    assert_eq!(starts.len(), 1, "one assignment of {reg} in {file}");
+    let start = starts[0];
+    // the statement may span lines up to its `;`
+    let end = (start..lines.len())
+        .find(|&i| lines[i].trim_end().ends_with(';'))
+        .expect("end of the assignment");
+    let stmt = lines[start..=end].join("\n");
+    let expr = &stmt.trim_start()[head.len()..stmt.trim_start().len() - 1];
+    let indent = &lines[start][..lines[start].len() - lines[start].trim_start().len()];
+    let patched = format!("{indent}{head}({expr}) ^ ({width}'d1 << {bit});");
+    let mut out: Vec<String> = lines[..start].iter().map(|l| l.to_string()).collect();
+    out.push(patched);
+    out.extend(lines[end + 1..].iter().map(|l| l.to_string()));
+    std::fs::write(&path, out.join("\n") + "\n").expect("write");
+}
+
+/// For every pipeline stage of both units, a flipped bit in one register of
+/// that stage is caught, and the locator names that stage's register as the
+/// first difference.
+#[test]
+fn a_broken_stage_of_either_unit_is_located() {
+    let Some(&s) = Simulator::ALL.iter().find(|&&s| installed(s)) else {
+        return;
+    };
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("broken-{}", s.name()));
+    let _ = std::fs::remove_dir_all(&base);
+    let rtl = testbench::rtl::generate(&root().join("models/example"), &base.join("rtl"))
+        .expect("generates");
+    // (unit, file, register, bit, stage)
+    let cases = [
+        (Unit::Compressor, "s1_choice_id", 0, 1),
+        (Unit::Compressor, "s2_selected_id", 0, 2),
+        (Unit::Compressor, "s3_len", 0, 3),
+        (Unit::Decompressor, "s1_len", 0, 1),
+        (Unit::Decompressor, "s2_symbols", 0, 2),
+        // the top bit: same-words blocks use only the low word
+        (Unit::Decompressor, "s3_residue", 255, 3),
+        (Unit::Decompressor, "s4_block", 0, 4),
+    ];
+    for (unit, reg, bit, stage) in cases {
+        let file = match unit {
+            Unit::Compressor => "mpc_compressor.v",
+            _ => "mpc_decompressor.v",
+        };
+        let dir = base.join(reg);
+        break_register(&rtl, file, reg, bit, &dir.join("rtl"));
+        let mut cfg = config(s, &format!("broken-{}/{reg}", s.name()));
+        cfg.rtl = Some(dir.join("rtl"));
+        cfg.units = vec![unit];
+        cfg.blocks = 300;
+        cfg.corpus = None;
+        let reports = run::run(&cfg).expect("co-simulation runs");
+        let r = &reports[0];
+        let text = r.render();
+        assert!(!r.verdict.ok(), "{reg} flipped is caught:\n{text}");
+        let loc = r
+            .location
+            .as_ref()
+            .unwrap_or_else(|| panic!("{reg}: located:\n{text}"));
+        let want = format!("{unit} stage {stage} register");
+        assert_eq!(loc.first_stage.as_deref(), Some(want.as_str()), "{text}");
+        let first = &loc.diffs[0];
+        assert_eq!(first.signal, reg, "{text}");
+        assert!(first.signal.starts_with(&format!("s{stage}_")));
+        println!(
+            "{reg} bit {bit}: located at {} {}",
+            first.stage, first.signal
+        );
+    }
+    // a probe the RTL does not have is an error naming it and the unit
+    let dir = base.join("s4_block").join("rtl");
+    let pj = dir.join("params.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&pj).expect("read")).expect("JSON");
+    v["stage_probes"]["decompressor"]
+        .as_array_mut()
+        .expect("decompressor probes")
+        .push(
+            serde_json::json!({"name": "s2_xored", "stage": 2, "kind": "register",
+                                 "width": 256, "mirrors": "xored", "when": "predictor"}),
+        );
+    std::fs::write(&pj, v.to_string()).expect("write");
+    let mut cfg = config(s, &format!("broken-{}/missing-probe", s.name()));
+    cfg.rtl = Some(dir);
+    cfg.units = vec![Unit::Decompressor];
+    cfg.blocks = 100;
+    cfg.corpus = None;
+    let reports = run::run(&cfg).expect("co-simulation runs");
+    let r = &reports[0];
+    assert!(!r.verdict.ok() && r.location.is_none(), "{}", r.render());
+    let e = r.locate_error.as_deref().expect("a locate error");
+    assert!(
+        e.contains("decompressor") && e.contains("`s2_xored`"),
+        "{e}"
+    );
 }

@@ -63,6 +63,7 @@ fn run_standin(
         dir: dir.clone(),
         files: vec![dut],
         params: Params::of(&set),
+        probes: None,
     };
     let mut tags = Tags::new();
     let v = vectors::compressor_vectors(

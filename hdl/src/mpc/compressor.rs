@@ -9,7 +9,7 @@
 //!   in a 17-bit slot, zero runs emitted at their first symbol), the payload
 //!   length and the raw check; raw, same-words and zero-block payloads use
 //!   the same slots. Registers: `s2_codes`, `s2_code_lens`,
-//!   `s2_selected_id`, `s2_len`.
+//!   `s2_selected_id`.
 //! * Stage 3 — pack: a tree of variable shifters concatenates the 16 slots
 //!   behind the header. Registers: `s3_bits`, `s3_len`, `s3_model`.
 
@@ -18,6 +18,7 @@ use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, SYMBOLS};
 use super::circuits::{
     bits_for, block_of, byte, eq_const, k, onehot_mux, popcount, shr_var, sum, wire, Pipeline,
 };
+use super::probes::{Probes, When};
 use super::table1::{self, LEN_BITS, SLOT};
 use crate::ir::{Expr, IrError, Module};
 
@@ -32,7 +33,14 @@ pub fn symbol(bus: &Expr, m: usize) -> Result<Expr, IrError> {
 
 /// Stage-1 logic of one predictor: prediction, residues, planes, XOR and
 /// reorder. Returns the 256-bit symbol bus.
-fn transform(m: &mut Module, p: usize, pr: &Predictor, block: &Expr) -> Result<Expr, IrError> {
+fn transform(
+    m: &mut Module,
+    probes: &mut Probes,
+    p: usize,
+    pr: &Predictor,
+    block: &Expr,
+) -> Result<Expr, IrError> {
+    let field = |f: &str| format!("candidates[{p}].{f}");
     let mut preds = Vec::with_capacity(32);
     let mut residues = Vec::with_capacity(32);
     for rule in pr.bytes.iter() {
@@ -48,11 +56,25 @@ fn transform(m: &mut Module, p: usize, pr: &Predictor, block: &Expr) -> Result<E
             }
         });
     }
-    let pred = wire(m, &format!("pred_p{p}"), block_of(preds)?)?;
+    let pred = probes.wire(
+        m,
+        1,
+        &format!("pred_p{p}"),
+        block_of(preds)?,
+        &field("pred"),
+        When::Always,
+    )?;
     for j in 0..32 {
         residues.push(byte(block, j)?.sub(&byte(&pred, j)?)?);
     }
-    let residue = wire(m, &format!("residue_p{p}"), block_of(residues)?)?;
+    let residue = probes.wire(
+        m,
+        1,
+        &format!("residue_p{p}"),
+        block_of(residues)?,
+        &field("residue"),
+        When::Always,
+    )?;
     // planes: plane q, column j at bit 32q + j
     let mut plane_bits = Vec::with_capacity(256);
     for q in (0..8u32).rev() {
@@ -60,8 +82,22 @@ fn transform(m: &mut Module, p: usize, pr: &Predictor, block: &Expr) -> Result<E
             plane_bits.push(residue.bit(8 * j + q)?);
         }
     }
-    let planes = wire(m, &format!("planes_p{p}"), Expr::concat(plane_bits)?)?;
-    let xored = wire(m, &format!("xored_p{p}"), planes.xor(&planes.shr(32))?)?;
+    let planes = probes.wire(
+        m,
+        1,
+        &format!("planes_p{p}"),
+        Expr::concat(plane_bits)?,
+        &field("planes"),
+        When::Always,
+    )?;
+    let xored = probes.wire(
+        m,
+        1,
+        &format!("xored_p{p}"),
+        planes.xor(&planes.shr(32))?,
+        &field("xored"),
+        When::Always,
+    )?;
     // reordered stream: stream bit o (bus bit 255-o) = natural[reorder[o]]
     let mut stream = Vec::with_capacity(256);
     for &n in pr.reorder.iter() {
@@ -69,18 +105,34 @@ fn transform(m: &mut Module, p: usize, pr: &Predictor, block: &Expr) -> Result<E
         let (q, j) = (7 - n / 32, n % 32);
         stream.push(xored.bit(32 * q + j)?);
     }
-    wire(m, &format!("symbols_p{p}"), Expr::concat(stream)?)
+    probes.wire(
+        m,
+        1,
+        &format!("symbols_p{p}"),
+        Expr::concat(stream)?,
+        &field("symbols"),
+        When::Always,
+    )
 }
 
 /// Zero mask, longest run, zero count of one predictor's symbols.
-fn zero_run_key(m: &mut Module, p: usize, symbols: &Expr) -> Result<Expr, IrError> {
+fn zero_run_key(
+    m: &mut Module,
+    probes: &mut Probes,
+    p: usize,
+    symbols: &Expr,
+) -> Result<Expr, IrError> {
+    let field = |f: &str| format!("candidates[{p}].score.{f}");
     let zero: Vec<Expr> = (0..SYMBOLS)
         .map(|s| Ok(symbol(symbols, s)?.reduce_or().not()))
         .collect::<Result<_, IrError>>()?;
-    let mask = wire(
+    let mask = probes.wire(
         m,
+        1,
         &format!("zero_mask_p{p}"),
         Expr::concat(zero.iter().rev().cloned())?,
+        &field("zero_mask"),
+        When::Always,
     )?;
     // c_k has a set bit where a run of >= k zero symbols ends.
     let mut flags = Vec::with_capacity(SYMBOLS);
@@ -90,19 +142,47 @@ fn zero_run_key(m: &mut Module, p: usize, symbols: &Expr) -> Result<Expr, IrErro
         c = c.and(&mask.shr(len))?;
         flags.push(c.reduce_or());
     }
-    let longest = wire(m, &format!("longest_zero_run_p{p}"), popcount(&flags)?)?;
+    let longest = probes.wire(
+        m,
+        1,
+        &format!("longest_zero_run_p{p}"),
+        popcount(&flags)?,
+        &field("longest_zero_run"),
+        When::Always,
+    )?;
     let bits: Vec<Expr> = (0..SYMBOLS as u32)
         .map(|i| mask.bit(i))
         .collect::<Result<_, _>>()?;
-    let count = wire(m, &format!("zero_count_p{p}"), popcount(&bits)?)?;
+    let count = probes.wire(
+        m,
+        1,
+        &format!("zero_count_p{p}"),
+        popcount(&bits)?,
+        &field("zero_count"),
+        When::Always,
+    )?;
     Expr::concat([longest, count])
 }
 
-/// Encoded payload length of one predictor's symbols (9 bits).
-fn code_bits(m: &mut Module, name: &str, symbols: &Expr) -> Result<Expr, IrError> {
-    let (lens, _) = symbol_codes(m, name, symbols, false)?;
+/// Encoded payload length of predictor `p`'s symbols (9 bits), a stage-1
+/// probe.
+fn code_bits(
+    m: &mut Module,
+    probes: &mut Probes,
+    p: usize,
+    symbols: &Expr,
+) -> Result<Expr, IrError> {
+    let name = format!("cand_p{p}");
+    let (lens, _) = symbol_codes(m, &name, symbols, false)?;
     let total = sum(&lens, LEN_WIDTH)?;
-    wire(m, &format!("{name}_code_bits"), total)
+    probes.wire(
+        m,
+        1,
+        &format!("{name}_code_bits"),
+        total,
+        &format!("candidates[{p}].score.code_bits"),
+        When::Always,
+    )
 }
 
 /// Per symbol position: the code length and (if `with_codes`) the
@@ -180,6 +260,12 @@ fn scan_best(
 
 /// Build `mpc_compressor` for a model set.
 pub fn build(set: &ModelSet) -> Result<Module, IrError> {
+    Ok(build_probed(set)?.0)
+}
+
+/// Build `mpc_compressor` for a model set, with its stage probes.
+pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
+    let mut probes = Probes::default();
     let h = set.header_bits();
     let wbits = set.max_bits();
     let mut m = Module::new("mpc_compressor")?;
@@ -202,11 +288,18 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
         .predictors
         .iter()
         .enumerate()
-        .map(|(p, pr)| transform(&mut m, p, pr, &in_block))
+        .map(|(p, pr)| transform(&mut m, &mut probes, p, pr, &in_block))
         .collect::<Result<_, _>>()?;
     // custom-model tests, only for the custom models the set has
     let is_zero_block = if set.custom.zero_block {
-        wire(&mut m, "is_zero_block", in_block.reduce_or().not())?
+        probes.wire(
+            &mut m,
+            1,
+            "is_zero_block",
+            in_block.reduce_or().not(),
+            "is_zero_block",
+            When::Always,
+        )?
     } else {
         Expr::bool(false)
     };
@@ -216,7 +309,14 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
         for w in 1..8u32 {
             same = same.and(&in_block.slice(32 * w + 31, 32 * w)?.cmp_eq(&word0)?)?;
         }
-        wire(&mut m, "is_same_words", same)?
+        probes.wire(
+            &mut m,
+            1,
+            "is_same_words",
+            same,
+            "is_same_words",
+            When::Always,
+        )?
     } else {
         Expr::bool(false)
     };
@@ -227,7 +327,7 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
             let keys: Vec<Expr> = symbols
                 .iter()
                 .enumerate()
-                .map(|(p, s)| zero_run_key(&mut m, p, s))
+                .map(|(p, s)| zero_run_key(&mut m, &mut probes, p, s))
                 .collect::<Result<_, _>>()?;
             let (best, _) = scan_best(&mut m, &keys, |a, b| a.cmp_gt(b))?;
             (best, Expr::bool(true))
@@ -236,14 +336,21 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
             let keys: Vec<Expr> = symbols
                 .iter()
                 .enumerate()
-                .map(|(p, s)| code_bits(&mut m, &format!("cand_p{p}"), s))
+                .map(|(p, s)| code_bits(&mut m, &mut probes, p, s))
                 .collect::<Result<_, _>>()?;
             let (best, best_bits) = scan_best(&mut m, &keys, |a, b| a.cmp_lt(b))?;
             // same-words (32 bits, lower ID) wins ties
             (best, k(32, LEN_WIDTH)?.cmp_le(&best_bits)?)
         }
     };
-    let best = wire(&mut m, "best_predictor", best)?;
+    let best = probes.wire(
+        &mut m,
+        1,
+        "best_predictor",
+        best,
+        "best_predictor",
+        When::Always,
+    )?;
     let onehot: Vec<Expr> = (0..symbols.len())
         .map(|p| eq_const(&best, p as u128))
         .collect::<Result<_, _>>()?;
@@ -260,13 +367,44 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
     if let Some(id) = set.zero_block_id() {
         choice = Expr::mux(&is_zero_block, &k(id as u128, h)?, &choice)?;
     }
-    let s1_choice_id = pipe.reg(&mut m, 1, "s1_choice_id", choice)?;
-    let s1_symbols = pipe.reg(&mut m, 1, "s1_symbols", chosen)?;
-    let s1_block = pipe.reg(&mut m, 1, "s1_block", in_block.clone())?;
+    let s1_choice_id = probes.reg(
+        &mut m,
+        &pipe,
+        1,
+        "s1_choice_id",
+        choice,
+        "choice_id",
+        When::Always,
+    )?;
+    let s1_symbols = probes.reg(
+        &mut m,
+        &pipe,
+        1,
+        "s1_symbols",
+        chosen,
+        "chosen.symbols",
+        When::Predictor,
+    )?;
+    let s1_block = probes.reg(
+        &mut m,
+        &pipe,
+        1,
+        "s1_block",
+        in_block.clone(),
+        "block",
+        When::Always,
+    )?;
 
     // ---- stage 2: codes, lengths, raw check
     let (lens, codes) = symbol_codes(&mut m, "enc", &s1_symbols, true)?;
-    let code_total = wire(&mut m, "enc_code_bits", sum(&lens, LEN_WIDTH)?)?;
+    let code_total = probes.wire(
+        &mut m,
+        2,
+        "enc_code_bits",
+        sum(&lens, LEN_WIDTH)?,
+        "chosen.score.code_bits",
+        When::Predictor,
+    )?;
     let is_pred = wire(
         &mut m,
         "choice_is_predictor",
@@ -317,7 +455,23 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
     let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &s1_choice_id)?;
     let s2_codes = pipe.reg(&mut m, 2, "s2_codes", Expr::concat(slot_codes)?)?;
     let s2_code_lens = pipe.reg(&mut m, 2, "s2_code_lens", Expr::concat(slot_lens)?)?;
-    let s2_selected_id = pipe.reg(&mut m, 2, "s2_selected_id", selected)?;
+    probes.record(
+        &m,
+        2,
+        "s2_codes",
+        "output.payload",
+        When::Always,
+        Some("s2_code_lens"),
+    )?;
+    let s2_selected_id = probes.reg(
+        &mut m,
+        &pipe,
+        2,
+        "s2_selected_id",
+        selected,
+        "selected_id",
+        When::Always,
+    )?;
 
     // ---- stage 3: pack the 16 slots behind the header
     let mut level: Vec<(Expr, Expr)> = (0..SYMBOLS)
@@ -366,11 +520,35 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
     let total_len = payload_len
         .zext(LEN_WIDTH)?
         .add(&k(h as u128, LEN_WIDTH)?)?;
-    let s3_bits = pipe.reg(&mut m, 3, "s3_bits", bits)?;
-    let s3_len = pipe.reg(&mut m, 3, "s3_len", total_len)?;
-    let s3_model = pipe.reg(&mut m, 3, "s3_model", s2_selected_id)?;
+    let s3_bits = probes.reg(
+        &mut m,
+        &pipe,
+        3,
+        "s3_bits",
+        bits,
+        "output.bits",
+        When::Always,
+    )?;
+    let s3_len = probes.reg(
+        &mut m,
+        &pipe,
+        3,
+        "s3_len",
+        total_len,
+        "output.len",
+        When::Always,
+    )?;
+    let s3_model = probes.reg(
+        &mut m,
+        &pipe,
+        3,
+        "s3_model",
+        s2_selected_id,
+        "output.model",
+        When::Always,
+    )?;
     m.assign(&out_bits, s3_bits)?;
     m.assign(&out_len, s3_len)?;
     m.assign(&out_model, s3_model)?;
-    Ok(m)
+    Ok((m, probes))
 }

@@ -18,6 +18,7 @@ use golden::mpc::{ByteRule, ModelSet, Predictor, SYMBOLS};
 
 use super::circuits::{block_of, byte, eq_const, k, onehot_mux, wire, Pipeline};
 use super::compressor::LEN_WIDTH;
+use super::probes::{Probes, When};
 use super::table1::priority;
 use crate::ir::{Expr, IrError, Module};
 
@@ -165,10 +166,13 @@ fn step(
 /// Stage-3 inverse transform of one predictor: symbols -> residues.
 fn inverse_transform(
     m: &mut Module,
+    probes: &mut Probes,
     p: usize,
+    id: u32,
     pr: &Predictor,
     symbols: &Expr,
 ) -> Result<Expr, IrError> {
+    let when = When::Model(id);
     // natural index n comes from stream position o where reorder[o] = n
     let mut position = [0u32; 256];
     for (o, &n) in pr.reorder.iter().enumerate() {
@@ -181,16 +185,26 @@ fn inverse_transform(
             xbits.push(symbols.bit(255 - position[n as usize])?);
         }
     }
-    let xored = wire(m, &format!("inv_xored_p{p}"), Expr::concat(xbits)?)?;
+    let xored = probes.wire(
+        m,
+        3,
+        &format!("inv_xored_p{p}"),
+        Expr::concat(xbits)?,
+        "xored",
+        when,
+    )?;
     // planes from the top: P7 = X7, Pq = Xq ^ P(q+1)
     let mut planes: Vec<Expr> = vec![k(0, 32)?; 8];
     planes[7] = xored.slice(255, 224)?;
     for q in (0..7u32).rev() {
         let x = xored.slice(32 * q + 31, 32 * q)?;
-        planes[q as usize] = wire(
+        planes[q as usize] = probes.wire(
             m,
+            3,
             &format!("inv_plane{q}_p{p}"),
             x.xor(&planes[q as usize + 1])?,
+            &format!("planes[{q}]"),
+            when,
         )?;
     }
     let mut bytes = Vec::with_capacity(32);
@@ -201,11 +215,25 @@ fn inverse_transform(
             .collect::<Result<_, _>>()?;
         bytes.push(Expr::concat(bits)?);
     }
-    wire(m, &format!("inv_residue_p{p}"), block_of(bytes)?)
+    probes.wire(
+        m,
+        3,
+        &format!("inv_residue_p{p}"),
+        block_of(bytes)?,
+        "residue",
+        when,
+    )
 }
 
 /// Stage-4 restoration of one predictor's block from its residues.
-fn restore(m: &mut Module, p: usize, pr: &Predictor, residue: &Expr) -> Result<Expr, IrError> {
+fn restore(
+    m: &mut Module,
+    probes: &mut Probes,
+    p: usize,
+    id: u32,
+    pr: &Predictor,
+    residue: &Expr,
+) -> Result<Expr, IrError> {
     let order = golden::mpc::transform::restore_order(pr);
     let is_base: Vec<bool> = (0..32)
         .map(|j| {
@@ -240,11 +268,24 @@ fn restore(m: &mut Module, p: usize, pr: &Predictor, residue: &Expr) -> Result<E
         .into_iter()
         .map(|b| b.ok_or(IrError::EmptyConcat))
         .collect::<Result<_, _>>()?;
-    wire(m, &format!("restored_p{p}"), block_of(bytes)?)
+    probes.wire(
+        m,
+        4,
+        &format!("restored_p{p}"),
+        block_of(bytes)?,
+        "block",
+        When::Model(id),
+    )
 }
 
 /// Build `mpc_decompressor` for a model set.
 pub fn build(set: &ModelSet) -> Result<Module, IrError> {
+    Ok(build_probed(set)?.0)
+}
+
+/// Build `mpc_decompressor` for a model set, with its stage probes.
+pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
+    let mut probes = Probes::default();
     let h = set.header_bits();
     let wbits = set.max_bits();
     let mut m = Module::new("mpc_decompressor")?;
@@ -290,7 +331,14 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
     };
 
     // ---- stage 1: header, codes 0..7
-    let id = wire(&mut m, "header_id", in_bits.slice(wbits - 1, wbits - h)?)?;
+    let id = probes.wire(
+        &mut m,
+        1,
+        "header_id",
+        in_bits.slice(wbits - 1, wbits - h)?,
+        "header",
+        When::Always,
+    )?;
     let bad_id = if (1u64 << h) > set.id_count() as u64 {
         id.cmp_gt(&k(set.raw_id() as u128, h)?)?
     } else {
@@ -323,6 +371,20 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
     let s1_used = pipe.reg(&mut m, 1, "s1_used", st.used)?;
     let s1_len = pipe.reg(&mut m, 1, "s1_len", in_len)?;
     let s1_error = pipe.reg(&mut m, 1, "s1_error", st.error)?;
+    for (name, mirrors, when, with) in [
+        ("s1_model_id", "model_id", When::Accepted, None),
+        ("s1_error", "error", When::Accepted, None),
+        ("s1_len", "len", When::Always, None),
+        (
+            "s1_symbols",
+            "symbols",
+            When::Predictor,
+            Some("s1_sym_index"),
+        ),
+        ("s1_used", "used", When::Predictor, Some("s1_sym_index")),
+    ] {
+        probes.record(&m, 1, name, mirrors, when, with)?;
+    }
 
     // ---- stage 2: codes 8..15, length checks
     let (preds1, zero1, same1, raw1) = kind_flags(&mut m, &s1_model_id, 1)?;
@@ -363,6 +425,13 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
     let s2_payload = pipe.reg(&mut m, 2, "s2_payload", s1_stream)?;
     let s2_model_id = pipe.reg(&mut m, 2, "s2_model_id", s1_model_id)?;
     let s2_error = pipe.reg(&mut m, 2, "s2_error", error2)?;
+    for (name, mirrors, when) in [
+        ("s2_symbols", "symbols", When::Predictor),
+        ("s2_model_id", "model_id", When::Accepted),
+        ("s2_error", "error", When::Accepted),
+    ] {
+        probes.record(&m, 2, name, mirrors, when, None)?;
+    }
 
     // ---- stage 3: inverse transforms, residue select
     let (preds2, _, same2, raw2) = kind_flags(&mut m, &s2_model_id, 2)?;
@@ -370,7 +439,9 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
         .predictors
         .iter()
         .enumerate()
-        .map(|(p, pr)| inverse_transform(&mut m, p, pr, &s2_symbols))
+        .map(|(p, pr)| {
+            inverse_transform(&mut m, &mut probes, p, set.predictor_id(p), pr, &s2_symbols)
+        })
         .collect::<Result<_, _>>()?;
     // payload bytes: byte j = payload[255-8j : 248-8j]
     let payload_bytes: Vec<Expr> = (0..32u32)
@@ -385,6 +456,15 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
     let s3_residue = pipe.reg(&mut m, 3, "s3_residue", residue)?;
     let s3_model_id = pipe.reg(&mut m, 3, "s3_model_id", s2_model_id)?;
     let s3_error = pipe.reg(&mut m, 3, "s3_error", s2_error)?;
+    for (name, mirrors, when) in [
+        ("s3_residue", "residue", When::Predictor),
+        // raw: the payload bytes are the block
+        ("s3_residue", "block", When::Model(set.raw_id())),
+        ("s3_model_id", "model_id", When::Accepted),
+        ("s3_error", "error", When::Accepted),
+    ] {
+        probes.record(&m, 3, name, mirrors, when, None)?;
+    }
 
     // ---- stage 4: restoration, custom models, output
     let (preds3, _, same3, raw3) = kind_flags(&mut m, &s3_model_id, 3)?;
@@ -392,7 +472,14 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
     let mut vals = Vec::new();
     for (p, pr) in set.predictors.iter().enumerate() {
         sel.push(preds3[p].clone());
-        vals.push(restore(&mut m, p, pr, &s3_residue)?);
+        vals.push(restore(
+            &mut m,
+            &mut probes,
+            p,
+            set.predictor_id(p),
+            pr,
+            &s3_residue,
+        )?);
     }
     sel.push(raw3);
     vals.push(s3_residue.clone());
@@ -403,8 +490,16 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
     let s4_block = pipe.reg(&mut m, 4, "s4_block", block)?;
     let s4_error = pipe.reg(&mut m, 4, "s4_error", s3_error)?;
     let s4_model = pipe.reg(&mut m, 4, "s4_model", s3_model_id)?;
+    for (name, mirrors, when) in [
+        // all zero when the golden model rejects the input
+        ("s4_block", "block", When::Always),
+        ("s4_error", "error", When::Always),
+        ("s4_model", "model_id", When::Accepted),
+    ] {
+        probes.record(&m, 4, name, mirrors, when, None)?;
+    }
     m.assign(&out_block, s4_block)?;
     m.assign(&out_error, s4_error)?;
     m.assign(&out_model, s4_model)?;
-    Ok(m)
+    Ok((m, probes))
 }

@@ -4,6 +4,7 @@
 pub mod circuits;
 pub mod compressor;
 pub mod decompressor;
+pub mod probes;
 pub mod table1;
 
 use std::path::{Path, PathBuf};
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use golden::mpc::{model, ModelError, ModelSet};
 
 use crate::ir::{IrError, VerilogFile};
+use probes::StageProbes;
 
 /// Which units to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,11 +107,23 @@ pub struct ParamsFile {
     pub decompressor_latency: u32,
     /// The name of every model ID, in ID order.
     pub model_ids: Vec<String>,
+    /// The stage probes of each unit (docs/hw/cosim.md): the signals a
+    /// co-simulation compares with the golden trace, stage by stage.
+    #[serde(default)]
+    pub stage_probes: StageProbes,
+}
+
+/// The stage probes the generators emit for a model set.
+pub fn stage_probes(set: &ModelSet) -> Result<StageProbes, IrError> {
+    Ok(StageProbes {
+        compressor: compressor::build_probed(set)?.1.list,
+        decompressor: decompressor::build_probed(set)?.1.list,
+    })
 }
 
 impl ParamsFile {
-    pub fn of(set: &ModelSet, sha256: &str) -> ParamsFile {
-        ParamsFile {
+    pub fn of(set: &ModelSet, sha256: &str) -> Result<ParamsFile, GenError> {
+        Ok(ParamsFile {
             model_set: set.name.clone(),
             model_sha256: sha256.to_string(),
             header_bits: set.header_bits(),
@@ -118,13 +132,14 @@ impl ParamsFile {
             compressor_latency: COMPRESSOR_LATENCY,
             decompressor_latency: DECOMPRESSOR_LATENCY,
             model_ids: (0..set.id_count() as u32).map(|i| set.id_name(i)).collect(),
-        }
+            stage_probes: stage_probes(set)?,
+        })
     }
 }
 
 /// The text of `params.json`.
-pub fn params_json(set: &ModelSet, sha256: &str) -> String {
-    crate::output::json_text(&ParamsFile::of(set, sha256))
+pub fn params_json(set: &ModelSet, sha256: &str) -> Result<String, GenError> {
+    Ok(crate::output::json_text(&ParamsFile::of(set, sha256)?))
 }
 
 /// Load the model set in `model_dir`, generate `units` into `out_dir`
@@ -143,6 +158,6 @@ pub fn write_units(
     };
     let header = header_lines(&set, &model_file.display().to_string(), &sha, command_line);
     let files = generate(&set, units, &header)?;
-    crate::output::write_unit_dir(out_dir, &files, &params_json(&set, &sha))
+    crate::output::write_unit_dir(out_dir, &files, &params_json(&set, &sha)?)
         .map_err(|(path, source)| GenError::Write { path, source })
 }

@@ -1,0 +1,138 @@
+//! Stage probes: the named pipeline registers and stage-logic wires of the
+//! generated units that mirror a field of the golden model's per-stage
+//! trace. The generators record each probe where they create its signal,
+//! and `params.json` publishes the lists, so a co-simulation locator
+//! compares exactly the signals the RTL has (docs/hw/cosim.md).
+
+use super::circuits::{wire, Pipeline};
+use crate::ir::{Expr, IrError, Module, SignalKind};
+
+/// Where a probe is sampled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeKind {
+    /// A pipeline register of the stage, read after the edge that loads it.
+    Register,
+    /// A wire of the stage's logic, read while the stage's inputs hold the
+    /// block.
+    Logic,
+}
+
+/// For which blocks a probe is compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum When {
+    /// Every block (for the decompressor: inputs the golden model rejects
+    /// included).
+    Always,
+    /// Decompressor inputs the golden model accepts.
+    Accepted,
+    /// The model chosen (compressor: by the selection rule, before the raw
+    /// check) or decoded (decompressor) is a predictor.
+    Predictor,
+    /// The model chosen or decoded has this model ID.
+    Model(u32),
+}
+
+/// One probe of a generated unit.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StageProbe {
+    /// The Verilog signal name.
+    pub name: String,
+    /// The pipeline stage (1-based) whose register it is or whose logic
+    /// computes it.
+    pub stage: usize,
+    pub kind: ProbeKind,
+    pub width: u32,
+    /// The golden trace field it mirrors, e.g. `candidates[2].pred`,
+    /// `output.len`, `planes[3]` (the vocabulary is in docs/hw/cosim.md).
+    pub mirrors: String,
+    pub when: When,
+    /// A sibling signal of the same stage the comparison needs (the slot
+    /// lengths of a code register, the symbol count of a partly decoded
+    /// symbol register).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with: Option<String>,
+}
+
+/// The probe lists of both MPC units.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StageProbes {
+    pub compressor: Vec<StageProbe>,
+    pub decompressor: Vec<StageProbe>,
+}
+
+/// Collects the probes of a unit while its generator builds it.
+#[derive(Clone, Debug, Default)]
+pub struct Probes {
+    pub list: Vec<StageProbe>,
+}
+
+impl Probes {
+    /// Record the existing signal `name` of `m` as a probe of `stage`
+    /// (a register probe when it is a register, else a logic probe).
+    pub fn record(
+        &mut self,
+        m: &Module,
+        stage: usize,
+        name: &str,
+        mirrors: &str,
+        when: When,
+        with: Option<&str>,
+    ) -> Result<(), IrError> {
+        let sig = m.signal(name).ok_or_else(|| IrError::UnknownSignal {
+            name: name.to_string(),
+        })?;
+        if let Some(w) = with {
+            m.signal(w).ok_or_else(|| IrError::UnknownSignal {
+                name: w.to_string(),
+            })?;
+        }
+        let kind = match m.kind(&sig)? {
+            SignalKind::Reg => ProbeKind::Register,
+            _ => ProbeKind::Logic,
+        };
+        self.list.push(StageProbe {
+            name: name.to_string(),
+            stage,
+            kind,
+            width: sig.width(),
+            mirrors: mirrors.to_string(),
+            when,
+            with: with.map(str::to_string),
+        });
+        Ok(())
+    }
+
+    /// A named wire of stage `stage`'s logic, recorded as a probe.
+    pub fn wire(
+        &mut self,
+        m: &mut Module,
+        stage: usize,
+        name: &str,
+        e: Expr,
+        mirrors: &str,
+        when: When,
+    ) -> Result<Expr, IrError> {
+        let w = wire(m, name, e)?;
+        self.record(m, stage, name, mirrors, when, None)?;
+        Ok(w)
+    }
+
+    /// A data register of stage `stage`, recorded as a probe.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reg(
+        &mut self,
+        m: &mut Module,
+        pipe: &Pipeline,
+        stage: usize,
+        name: &str,
+        next: Expr,
+        mirrors: &str,
+        when: When,
+    ) -> Result<Expr, IrError> {
+        let r = pipe.reg(m, stage, name, next)?;
+        self.record(m, stage, name, mirrors, when, None)?;
+        Ok(r)
+    }
+}
