@@ -73,6 +73,7 @@ fn spec(groups: Vec<Group>) -> SetSpec {
         },
         date: "2026-01-01".into(),
         seed: 1,
+        cluster: None,
     }
 }
 
@@ -263,4 +264,45 @@ fn default_beats_example_on_held_out_blocks() {
     };
     let (d, e) = (ratio("default"), ratio("example"));
     assert!(d > e * 1.05, "default {d:.3} vs example {e:.3}");
+}
+
+#[test]
+fn label_free_training_is_deterministic_and_never_trains_on_mixed() {
+    let dir = TempDir::new("cluster");
+    write_corpus(
+        &dir,
+        &[
+            ("a/a.bin", "int32"),
+            ("a/b.bin", "int32"),
+            ("b/e.bin", "int16"),
+            ("b/g.bin", "int16"),
+            ("m/f.bin", "mixed"),
+        ],
+    );
+    let run = || {
+        let corpus = Corpus::load(&dir).unwrap();
+        let split = Split::paper(&corpus, 1);
+        let mut s = spec(Vec::new());
+        s.cluster = Some(golden::train::cluster::ClusterOptions {
+            k: 3,
+            rounds: 3,
+            sample: 5000,
+        });
+        let mut steps = 0;
+        let (set, _) = train_set(&corpus, &split, &s, &small_opts(), |_| steps += 1).unwrap();
+        (set.to_toml(), steps)
+    };
+    let ((a, na), (b, nb)) = (run(), run());
+    assert_eq!(a, b);
+    assert_eq!(na, nb);
+    assert!(na >= 2, "progress saw {na} steps");
+    let back = ModelSet::parse(&a, "cluster").unwrap();
+    assert_eq!(back.predictors.len(), 3);
+    assert!(back.provenance.notes.contains("found without labels"));
+    assert!(
+        !back.provenance.corpus.contains("m/f.bin"),
+        "{}",
+        back.provenance.corpus
+    );
+    assert!(!back.provenance.classes.contains(&"mixed".to_string()));
 }

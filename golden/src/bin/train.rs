@@ -12,6 +12,7 @@ use golden::corpus::{Corpus, Split};
 use golden::eval::fmt_ratio;
 use golden::mpc::model::{check_name, CustomModels, Selection, MODEL_FILE};
 use golden::mpc::ModelSet;
+use golden::train::cluster::ClusterOptions;
 use golden::train::eval::{evaluate, Summary, Tally};
 use golden::train::report::{render, summary_line, Compared, ReportInput};
 use golden::train::{
@@ -85,6 +86,22 @@ struct Cli {
     /// "int8,int16,int32-64=int32+int64,fp32,fp64".
     #[arg(long)]
     groups: Option<String>,
+    /// Train this many predictors (1 to 64) without labels: the training
+    /// blocks of every trainable application are clustered by the predictor
+    /// that codes them shortest (docs/spec/training.md, "Training without
+    /// labels"); --preset and --groups do not apply.
+    #[arg(long, conflicts_with = "groups",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    predictors: Option<u32>,
+    /// Most refinement rounds of the clustering (with --predictors).
+    #[arg(long, default_value_t = 6, requires = "predictors",
+          value_parser = clap::value_parser!(u32).range(0..=100))]
+    cluster_rounds: u32,
+    /// Most training blocks clustered, evenly spaced (with --predictors);
+    /// the final predictors train on all their blocks.
+    #[arg(long, default_value_t = 1 << 18, requires = "predictors",
+          value_parser = clap::value_parser!(u64).range(1..=1 << 24))]
+    cluster_sample: u64,
     /// Selection rule written into the set.
     #[arg(long, value_enum, default_value = "zero-run")]
     selection: SelectionArg,
@@ -196,7 +213,11 @@ fn eval_tallies(set: &ModelSet, corpus: &Corpus, split: &Split, label: &str) -> 
 fn main() -> Result<()> {
     let cli = Cli::parse();
     let t0 = Instant::now();
-    let groups = groups(&cli)?;
+    let groups = if cli.predictors.is_some() {
+        Vec::new()
+    } else {
+        groups(&cli)?
+    };
     let name = match &cli.name {
         Some(n) => n.clone(),
         None => cli
@@ -243,11 +264,21 @@ fn main() -> Result<()> {
         },
         date: cli.date.clone(),
         seed: cli.seed,
+        cluster: cli.predictors.map(|k| ClusterOptions {
+            k: k as usize,
+            rounds: cli.cluster_rounds as usize,
+            sample: cli.cluster_sample as usize,
+        }),
     };
     let t1 = Instant::now();
-    let pb = bar(groups.len() as u64, "training");
-    let (set, trained) = train::train_set(&corpus, &split, &spec, &opts, |g| {
-        pb.set_message(format!("group {}", g.name));
+    // clustering: K-1 splits and at most `rounds` rounds
+    let steps = match cli.predictors {
+        Some(k) => k as u64 - 1 + cli.cluster_rounds as u64,
+        None => groups.len() as u64,
+    };
+    let pb = bar(steps, "training");
+    let (set, trained) = train::train_set(&corpus, &split, &spec, &opts, |m| {
+        pb.set_message(m.to_string());
         pb.inc(1);
     })?;
     pb.finish_and_clear();

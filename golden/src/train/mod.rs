@@ -8,6 +8,7 @@
 //! 4. [`eval`]: compression ratios with the golden codec on the split's test
 //!    sets; [`report`] and [`heatmap`] write `report.md` and the pictures.
 
+pub mod cluster;
 pub mod eval;
 pub mod heatmap;
 pub mod re;
@@ -292,6 +293,9 @@ pub struct SetSpec {
     pub custom: CustomModels,
     pub date: String,
     pub seed: u64,
+    /// Train K predictors without labels ([`cluster`]) instead of one per
+    /// group: from the training blocks of every trainable application.
+    pub cluster: Option<cluster::ClusterOptions>,
 }
 
 /// Human-readable description of the options, for provenance.
@@ -322,9 +326,9 @@ pub fn train_set(
     split: &Split,
     spec: &SetSpec,
     opts: &TrainOptions,
-    mut progress: impl FnMut(&Group),
+    mut progress: impl FnMut(&str),
 ) -> Result<(ModelSet, Vec<TrainedPredictor>), TrainError> {
-    if spec.groups.is_empty() {
+    if spec.groups.is_empty() && spec.cluster.is_none() {
         return Err(TrainError::NoGroups);
     }
     if !corpus.apps.iter().any(|a| a.entry.trainable()) {
@@ -334,16 +338,71 @@ pub fn train_set(
         });
     }
     let mut trained = Vec::with_capacity(spec.groups.len());
-    for g in &spec.groups {
-        progress(g);
-        trained.push(train_group(corpus, split, g, opts)?);
+    let mut classes: Vec<String>;
+    let mut steps = Vec::new();
+    if let Some(c) = &spec.cluster {
+        // every trainable class, labels otherwise unused
+        classes = corpus
+            .apps
+            .iter()
+            .filter(|a| a.entry.trainable())
+            .map(|a| a.entry.class.clone())
+            .collect();
+        classes.sort();
+        classes.dedup();
+        let blocks = split.train_blocks(corpus, &classes);
+        let (t, s) = cluster::train_clustered("p", &blocks, opts, c, |s| {
+            progress(&format!(
+                "{}: {} predictors, sample at {:.4} of its size",
+                s.kind,
+                s.predictors,
+                s.bits as f64 / (256.0 * s.blocks.max(1) as f64)
+            ))
+        })?;
+        trained = t;
+        steps = s;
+    } else {
+        for g in &spec.groups {
+            progress(&format!("group {}", g.name));
+            trained.push(train_group(corpus, split, g, opts)?);
+        }
+        classes = spec
+            .groups
+            .iter()
+            .flat_map(|g| g.classes.iter().cloned())
+            .collect();
+        classes.dedup();
     }
-    let mut classes: Vec<String> = spec
-        .groups
-        .iter()
-        .flat_map(|g| g.classes.iter().cloned())
-        .collect();
-    classes.dedup();
+    let how = match &spec.cluster {
+        Some(c) => format!(
+            "Predictors: {} found without labels (docs/spec/training.md, \"Training without \
+             labels\"): split of the cluster with the most coded bits, then up to {} rounds of \
+             assigning every block to its shortest predictor and retraining, on an evenly \
+             spaced sample of at most {} training blocks; steps (kind, predictors, bits per \
+             256 of the sample): {}",
+            c.k,
+            c.rounds,
+            c.sample,
+            steps
+                .iter()
+                .map(|s| format!(
+                    "{} {} {:.4}",
+                    s.kind,
+                    s.predictors,
+                    s.bits as f64 / (256.0 * s.blocks.max(1) as f64)
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => format!(
+            "Groups: {}",
+            spec.groups
+                .iter()
+                .map(|g| format!("{}={}", g.name, g.classes.join("+")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     let train_files: Vec<String> = split
         .apps
         .iter()
@@ -371,15 +430,11 @@ pub fn train_set(
                 "Split: paper protocol over all trainable applications (classes other than \
                  mixed/workload), sorted by byte-value entropy of their non-zero, \
                  non-same-words blocks, descending; every 4th is unseen; 80/20 seeded block \
-                 split (SplitMix64, seed {}) of the rest. Roles: {}. Groups: {}. Options: {}. \
+                 split (SplitMix64, seed {}) of the rest. Roles: {}. {}. Options: {}. \
                  See docs/spec/training.md.",
                 spec.seed,
                 split.describe(corpus),
-                spec.groups
-                    .iter()
-                    .map(|g| format!("{}={}", g.name, g.classes.join("+")))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                how,
                 describe_options(opts),
             ),
         },
