@@ -46,6 +46,8 @@ pub const MANIFEST_COLUMNS: [&str; 8] = [
 pub const KNOWN_CLASSES: [&str; 10] = [
     "int8", "int16", "int32", "int64", "fp16", "bf16", "fp32", "fp64", "mixed", "workload",
 ];
+/// The class of every file of a corpus without a manifest.
+pub const UNLABELLED_CLASS: &str = "unlabelled";
 /// Classes that hold several data types in one file: evaluation only.
 pub const EVALUATION_ONLY_CLASSES: [&str; 2] = ["mixed", "workload"];
 /// Fraction of a seen application's blocks that train (the rest: seen test).
@@ -76,6 +78,8 @@ pub enum CorpusError {
     },
     #[error("{0}: the manifest lists no application files; the corpus is empty")]
     Empty(PathBuf),
+    #[error("{0}: no .bin or .npy data files (and no MANIFEST.tsv)")]
+    NoData(PathBuf),
     #[error("{path}: manifest says {expected} bytes, file has {actual}")]
     Size {
         path: PathBuf,
@@ -282,6 +286,88 @@ pub struct Corpus {
 }
 
 impl Corpus {
+    /// Load a corpus: with `DIR/MANIFEST.tsv`, every file it lists (see
+    /// [`Corpus::load`]); a directory without one, or a single file, as
+    /// unlabelled data ([`Corpus::load_unlabelled`]).
+    pub fn open(path: &Path) -> Result<Corpus, CorpusError> {
+        if path.is_dir() && path.join(MANIFEST_FILE).exists() {
+            Corpus::load(path)
+        } else {
+            Corpus::load_unlabelled(path)
+        }
+    }
+
+    /// Unlabelled data: `path` is one data file, or a directory whose `.bin`
+    /// and `.npy` files (in its subdirectories too, in path order) are the
+    /// applications. Every file is of class [`UNLABELLED_CLASS`] (trainable);
+    /// its size, hash and zero-block fraction are computed; the bytes past
+    /// its last whole 32-byte block are not used.
+    pub fn load_unlabelled(path: &Path) -> Result<Corpus, CorpusError> {
+        let (dir, files) = if path.is_file() {
+            let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            (dir, vec![path.to_path_buf()])
+        } else if path.is_dir() {
+            let mut files = Vec::new();
+            data_files(path, &mut files)?;
+            files.sort();
+            (path.to_path_buf(), files)
+        } else {
+            return Err(CorpusError::NoDir(path.to_path_buf()));
+        };
+        let mut entries = Vec::with_capacity(files.len());
+        let mut apps = Vec::with_capacity(files.len());
+        for (line, f) in files.iter().enumerate() {
+            let raw = std::fs::read(f).map_err(|source| CorpusError::Io {
+                path: f.clone(),
+                source,
+            })?;
+            let bytes = raw.len() as u64;
+            let sha = hex::encode(&Sha256::digest(&raw)[..8]);
+            let mut data = crate::npy::data_of(raw, f).map_err(BlockFileError::from)?;
+            data.truncate(data.len() - data.len() % BLOCK_BYTES);
+            let blocks =
+                blocks_of::<BLOCK_BYTES>(&data, false).map_err(|_| BlockFileError::Empty {
+                    path: f.clone(),
+                    block: BLOCK_BYTES,
+                })?;
+            let zero = blocks.iter().filter(|b| b.iter().all(|&x| x == 0)).count();
+            let file = f
+                .strip_prefix(&dir)
+                .unwrap_or(f)
+                .to_string_lossy()
+                .into_owned();
+            let entry = ManifestEntry {
+                file,
+                class: UNLABELLED_CLASS.to_string(),
+                domain: "-".to_string(),
+                bytes,
+                zero_block_fraction: zero as f64 / blocks.len().max(1) as f64,
+                sha256_16: sha,
+                source: "-".to_string(),
+                licence: "-".to_string(),
+                line: line + 1,
+            };
+            entries.push(entry.clone());
+            apps.push(App { entry, blocks });
+        }
+        if apps.is_empty() {
+            return Err(CorpusError::NoData(dir));
+        }
+        Ok(Corpus {
+            dir,
+            manifest: Manifest {
+                path: PathBuf::from("(no manifest: unlabelled files)"),
+                entries,
+            },
+            apps,
+        })
+    }
+
+    /// True when the corpus came without labels.
+    pub fn unlabelled(&self) -> bool {
+        self.apps.iter().all(|a| a.entry.class == UNLABELLED_CLASS)
+    }
+
     /// Load every file of the manifest, checking size and SHA-256 prefix.
     pub fn load(dir: &Path) -> Result<Corpus, CorpusError> {
         let manifest = Manifest::load(dir)?;
@@ -349,6 +435,23 @@ impl Corpus {
             apps,
         }
     }
+}
+
+/// The `.bin` and `.npy` files under `dir`, recursively.
+fn data_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CorpusError> {
+    let io = |source| CorpusError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for e in std::fs::read_dir(dir).map_err(io)? {
+        let p = e.map_err(io)?.path();
+        if p.is_dir() {
+            data_files(&p, out)?;
+        } else if crate::npy::is_data_file(&p) {
+            out.push(p);
+        }
+    }
+    Ok(())
 }
 
 /// True for blocks the custom models take (all-zero, all-words-same); the

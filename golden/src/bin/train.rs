@@ -62,7 +62,8 @@ enum CostArg {
     version,
     about = "Train an MPC model set from a corpus (docs/spec/training.md)",
     long_about = "Train an MPC model set from a corpus (docs/spec/training.md).\n\n\
-        Reads CORPUS/MANIFEST.tsv and its files, splits them by the paper's protocol \
+        Reads CORPUS/MANIFEST.tsv and its files (or, without one, CORPUS's .bin/.npy files \
+        or the one file CORPUS as unlabelled data for --predictors), splits them by the paper's protocol \
         (entropy order, every 4th application unseen, 80/20 seeded block split of the rest; \
         mixed/workload evaluation-only), trains one predictor per group (ratio entropy -> \
         minimum spanning tree -> ratio factors -> greedy joint-zero reorder) and writes \
@@ -70,7 +71,9 @@ enum CostArg {
         byte-identical model.toml."
 )]
 struct Cli {
-    /// Corpus directory holding MANIFEST.tsv.
+    /// Corpus: a directory holding MANIFEST.tsv (labelled), or a directory
+    /// of .bin/.npy files or one data file without one (unlabelled: only
+    /// --predictors trains on it; the split is by file).
     #[arg(long)]
     corpus: PathBuf,
     /// Output model-set directory (created).
@@ -243,8 +246,17 @@ fn main() -> Result<()> {
     let spinner = ProgressBar::new_spinner();
     spinner.set_message(format!("loading corpus {}", cli.corpus.display()));
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let corpus = Corpus::load(&cli.corpus)
+    let corpus = Corpus::open(&cli.corpus)
         .with_context(|| format!("loading corpus {}", cli.corpus.display()))?;
+    if corpus.unlabelled() && cli.predictors.is_none() {
+        spinner.finish_and_clear();
+        bail!(
+            "{} has no MANIFEST.tsv: its {} file(s) are unlabelled, and the type groups \
+             (--preset, --groups) need labels; train with --predictors K",
+            cli.corpus.display(),
+            corpus.apps.len()
+        );
+    }
     spinner.set_message("splitting (entropy order, 80/20)");
     let split = Split::paper(&corpus, cli.seed);
     spinner.finish_and_clear();
