@@ -454,6 +454,56 @@ fn data_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), CorpusError> {
     Ok(())
 }
 
+/// The data files of a corpus by class, without reading them: with
+/// `MANIFEST.tsv`, the files it lists under their classes; otherwise every
+/// `.bin`/`.npy` file under `path` (recursively), of the class named by its
+/// first subdirectory below `path`, or [`UNLABELLED_CLASS`] for a file
+/// directly in `path` (and for `path` itself when it is a file). Classes
+/// sorted by name, files by path; an error when there is no file.
+pub fn files_by_class(path: &Path) -> Result<Vec<(String, Vec<PathBuf>)>, CorpusError> {
+    let mut classes: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    let mut add = |class: &str, path: PathBuf| match classes.iter_mut().find(|(c, _)| c == class) {
+        Some((_, v)) => v.push(path),
+        None => classes.push((class.to_string(), vec![path])),
+    };
+    if path.is_file() {
+        add(UNLABELLED_CLASS, path.to_path_buf());
+    } else if path.is_dir() && path.join(MANIFEST_FILE).exists() {
+        let manifest = Manifest::load(path)?;
+        if manifest.entries.is_empty() {
+            return Err(CorpusError::Empty(manifest.path));
+        }
+        for e in manifest.entries {
+            add(&e.class, path.join(&e.file));
+        }
+    } else if path.is_dir() {
+        let mut files = Vec::new();
+        data_files(path, &mut files)?;
+        for f in files {
+            let rel = f.strip_prefix(path).unwrap_or(&f);
+            let mut parts = rel.components();
+            let first = parts
+                .next()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned());
+            let class = match (first, parts.next()) {
+                (Some(dir), Some(_)) => dir,
+                _ => UNLABELLED_CLASS.to_string(),
+            };
+            add(&class, f);
+        }
+    } else {
+        return Err(CorpusError::NoDir(path.to_path_buf()));
+    }
+    if classes.is_empty() {
+        return Err(CorpusError::NoData(path.to_path_buf()));
+    }
+    classes.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, v) in &mut classes {
+        v.sort();
+    }
+    Ok(classes)
+}
+
 /// True for blocks the custom models take (all-zero, all-words-same); the
 /// split's entropy and the predictor training leave them out.
 pub fn is_custom_block(b: &Block) -> bool {
@@ -560,6 +610,9 @@ pub struct AppSplit {
 #[derive(Clone, Debug)]
 pub struct Split {
     pub seed: u64,
+    /// True for [`Split::held_out`]: nothing of the corpus trains, every
+    /// block is a test block.
+    pub held_out: bool,
     pub apps: Vec<AppSplit>,
 }
 
@@ -631,7 +684,53 @@ impl Split {
                 }
             })
             .collect();
-        Split { seed, apps }
+        Split {
+            seed,
+            held_out: false,
+            apps,
+        }
+    }
+
+    /// A corpus held out from training altogether (e.g. one the model sets
+    /// never saw): every block of every file is a test block and none
+    /// trains. Applications of trainable classes (labelled or
+    /// `unlabelled`) are [`AppRole::Unseen`], `mixed`/`workload` files
+    /// [`AppRole::Evaluation`]; no application has a rank.
+    pub fn held_out(corpus: &Corpus, seed: u64) -> Split {
+        let apps = corpus
+            .apps
+            .iter()
+            .enumerate()
+            .map(|(i, app)| AppSplit {
+                app: i,
+                role: if app.entry.trainable() {
+                    AppRole::Unseen
+                } else {
+                    AppRole::Evaluation
+                },
+                entropy: app_entropy(&app.blocks),
+                rank: None,
+                train: Vec::new(),
+                test: (0..app.blocks.len() as u32).collect(),
+            })
+            .collect();
+        Split {
+            seed,
+            held_out: true,
+            apps,
+        }
+    }
+
+    /// The classes of the corpus's trainable applications, in first-seen
+    /// order (for [`Split::train_blocks`] over everything that may train).
+    pub fn trainable_classes(corpus: &Corpus) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for a in &corpus.apps {
+            if a.entry.trainable() && !out.contains(&a.entry.class) {
+                out.push(a.entry.class.clone());
+            }
+        }
+        out
     }
 
     /// Training blocks of the applications whose class is in `classes`, in

@@ -226,6 +226,92 @@ fn eval_reports_empty_groups_as_such() {
     assert!(out_dir.join("r.png").is_file());
 }
 
+/// A corpus never trained on: held out (automatically without a manifest,
+/// or with `--held-out`), every block is evaluated and SC2's table comes
+/// from `--sc2-corpus`, which the held-out mode requires.
+#[test]
+fn eval_held_out_scores_every_block_and_trains_sc2_elsewhere() {
+    let t = TempDir::new("eval-heldout");
+    let train = corpus(
+        &t,
+        &[
+            ("int32/a.bin", "int32", 12_800),
+            ("fp32/b.bin", "fp32", 12_800),
+        ],
+    );
+    // Unlabelled: a directory of files without MANIFEST.tsv; 1280 and 640
+    // bytes are 40 and 20 blocks, all of them evaluated.
+    let raw = t.join("raw");
+    std::fs::create_dir_all(raw.join("sub")).unwrap();
+    std::fs::write(raw.join("x.bin"), data(7, 1280)).unwrap();
+    std::fs::write(raw.join("sub/y.bin"), data(8, 640)).unwrap();
+
+    let (out, _, stderr) = run(EVAL, &["--corpus", s(&raw), "--models", s(&models())]);
+    assert_failed(
+        "eval (held out, no --sc2-corpus)",
+        &out,
+        &stderr,
+        "--sc2-corpus",
+    );
+    assert!(stderr.contains("no MANIFEST.tsv"), "{stderr}");
+
+    let out_dir = t.join("out");
+    let args = |c: &Path, extra: &[&'static str]| {
+        let mut v: Vec<String> = [
+            "--corpus",
+            s(c),
+            "--models",
+            s(&models()),
+            "--sc2-corpus",
+            s(&train),
+            "--out",
+            s(&out_dir),
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        v.extend(extra.iter().map(|x| x.to_string()));
+        v
+    };
+    let a = args(&raw, &["--name", "raw"]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (out, stdout, stderr) = run(EVAL, &a);
+    assert!(out.status.success(), "eval (held out) failed:\n{stderr}");
+    assert!(stdout.contains("60 blocks"), "{stdout}");
+    let md = std::fs::read_to_string(out_dir.join("raw.md")).unwrap();
+    assert!(md.contains("**Mode: held out.**"), "{md}");
+    assert!(md.contains("every block of every file"), "{md}");
+    assert!(
+        md.contains("from 640 training blocks (5120 words) of the corpus"),
+        "{md}"
+    );
+    assert!(!md.contains("Against the paper"), "{md}");
+    assert_no_bogus_numbers("held-out report", &md);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("raw.json")).unwrap()).unwrap();
+    let apps = json["evaluation"]["apps"].as_array().unwrap();
+    assert_eq!(apps.len(), 2);
+    for a in apps {
+        assert_eq!(a["role"], "unseen", "{a}");
+        assert_eq!(a["class"], "unlabelled", "{a}");
+    }
+
+    // A labelled corpus: the paper split scores 20 % of the seen
+    // applications' blocks; --held-out scores all of them.
+    let a = args(&train, &["--name", "paper"]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (out, stdout, stderr) = run(EVAL, &a);
+    assert!(out.status.success(), "eval (paper) failed:\n{stderr}");
+    assert!(stdout.contains("160 blocks"), "{stdout}");
+    let md = std::fs::read_to_string(out_dir.join("paper.md")).unwrap();
+    assert!(md.contains("**Mode: paper split.**"), "{md}");
+    let a = args(&train, &["--name", "all", "--held-out"]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (out, stdout, stderr) = run(EVAL, &a);
+    assert!(out.status.success(), "eval --held-out failed:\n{stderr}");
+    assert!(stdout.contains("800 blocks"), "{stdout}");
+}
+
 #[test]
 fn train_refuses_a_corpus_of_evaluation_classes_only() {
     let t = TempDir::new("train-evalonly");

@@ -28,6 +28,8 @@ pub enum BdiSimError {
     #[error(transparent)]
     Stream(#[from] StreamError),
     #[error(transparent)]
+    Vectors(#[from] crate::vectors::VectorError),
+    #[error(transparent)]
     Params(#[from] golden::magbdi::MagBdiError),
 }
 
@@ -50,7 +52,12 @@ pub struct BdiConfig {
 /// deltas exactly at and one past each width's limit, on both bases, both
 /// signs), then corpus runs (half of the rest, when a corpus is given), then
 /// random structured blocks; shuffled.
-pub fn blocks(codec: &MagBdi, n: usize, seed: u64, corpus: Option<&Path>) -> Vec<Vec<u8>> {
+pub fn blocks(
+    codec: &MagBdi,
+    n: usize,
+    seed: u64,
+    corpus: Option<&Path>,
+) -> Result<Vec<Vec<u8>>, crate::vectors::VectorError> {
     let p = *codec.params();
     let bb = p.block_bytes;
     let k = p.base_bytes;
@@ -98,21 +105,13 @@ pub fn blocks(codec: &MagBdi, n: usize, seed: u64, corpus: Option<&Path>) -> Vec
     let mut out: Vec<Vec<u8>> = corner.into_iter().take(n).collect();
     let mut files: Vec<Vec<u8>> = Vec::new();
     if let Some(dir) = corpus {
-        if let Ok(classes) = std::fs::read_dir(dir) {
-            let mut paths: Vec<PathBuf> = classes
-                .filter_map(|e| e.ok())
-                .flat_map(|d| {
-                    std::fs::read_dir(d.path())
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|e| e.ok())
-                        .map(|e| e.path())
-                })
-                .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-                .collect();
-            paths.sort();
-            files = paths.iter().filter_map(|p| std::fs::read(p).ok()).collect();
-            files.retain(|f| f.len() >= bb);
+        for (_, paths) in crate::vectors::corpus_classes(dir)? {
+            for p in paths {
+                let d = crate::vectors::corpus_data(&p)?;
+                if d.len() >= bb {
+                    files.push(d);
+                }
+            }
         }
     }
     let corpus_n = if files.is_empty() {
@@ -151,7 +150,7 @@ pub fn blocks(codec: &MagBdi, n: usize, seed: u64, corpus: Option<&Path>) -> Vec
         out.push(words(&w));
     }
     rng.shuffle(&mut out);
-    out
+    Ok(out)
 }
 
 /// Expected output of one vector.
@@ -212,7 +211,7 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<StreamReport>, BdiSimError> {
             cfg.blocks,
             cfg.seed ^ unit as u64,
             cfg.corpus.as_deref(),
-        );
+        )?;
         let mut vec_text = String::new();
         let mut expect = Vec::with_capacity(blocks.len());
         let mut rng = Rng::new(cfg.seed.wrapping_add(77));

@@ -27,6 +27,8 @@ pub enum DpcSimError {
     Gen(#[from] hdl::dpc::GenError),
     #[error(transparent)]
     Stream(#[from] StreamError),
+    #[error(transparent)]
+    Vectors(#[from] crate::vectors::VectorError),
 }
 
 /// One co-simulation run.
@@ -267,7 +269,12 @@ fn random_block(p: &DpcParams, rng: &mut Rng) -> Vec<u8> {
 /// Test blocks: the corner cases, then corpus blocks from every class (a
 /// third of the rest, spread evenly over the classes, when a corpus is
 /// given), then random structured blocks; shuffled.
-pub fn blocks(p: &DpcParams, n: usize, seed: u64, corpus: Option<&Path>) -> Vec<TestBlock> {
+pub fn blocks(
+    p: &DpcParams,
+    n: usize,
+    seed: u64,
+    corpus: Option<&Path>,
+) -> Result<Vec<TestBlock>, crate::vectors::VectorError> {
     let mut rng = Rng::new(seed);
     let tag = |c: &str, v: Vec<Vec<u8>>| {
         v.into_iter()
@@ -281,10 +288,10 @@ pub fn blocks(p: &DpcParams, n: usize, seed: u64, corpus: Option<&Path>) -> Vec<
     out.truncate(n);
     if let Some(dir) = corpus {
         let want = n.saturating_sub(out.len()) / 3;
-        let classes = stream_unit::corpus_by_class(dir, p.block_bytes(), 1, &mut Rng::new(0));
-        if !classes.is_empty() && want > 0 {
-            let per = want.div_ceil(classes.len());
-            for (name, bl) in stream_unit::corpus_by_class(dir, p.block_bytes(), per, &mut rng) {
+        let classes = crate::vectors::corpus_classes(dir)?.len();
+        if want > 0 {
+            let per = want.div_ceil(classes);
+            for (name, bl) in crate::vectors::corpus_samples(dir, p.block_bytes(), per, &mut rng)? {
                 out.extend(tag(&format!("corpus:{name}"), bl));
             }
         }
@@ -297,7 +304,7 @@ pub fn blocks(p: &DpcParams, n: usize, seed: u64, corpus: Option<&Path>) -> Vec<
         });
     }
     rng.shuffle(&mut out);
-    out
+    Ok(out)
 }
 
 /// What a unit should output for one vector.
@@ -625,7 +632,7 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
             cfg.blocks,
             cfg.seed ^ (ui as u64 + 1).wrapping_mul(0x9e37),
             cfg.corpus.as_deref(),
-        );
+        )?;
         let mut seen = BTreeMap::new();
         let vecs = vectors(
             &p,

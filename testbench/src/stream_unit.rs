@@ -5,7 +5,7 @@
 //! version, the command and every source), little-endian bus vectors,
 //! running the simulator and checking its records against the golden
 //! expectations and the ideal-pipeline timing model
-//! ([`schedule::model_run`]), and corpus blocks by class.
+//! ([`schedule::model_run`]).
 //!
 //! Used by [`crate::bdi`] and [`crate::dpc`], and by their binaries
 //! (`cosim_bdi`, `cosim_dpc`: [`StreamArgs`]) and tests ([`icarus_or_skip`],
@@ -492,58 +492,6 @@ pub fn run_and_check(
     })
 }
 
-/// The corpus's blocks by class (sub-directory): up to `per_class`
-/// `block_bytes`-byte blocks from each class, drawn from its `.bin` files
-/// (whole blocks only) with `rng`; classes sorted by name.
-pub fn corpus_by_class(
-    dir: &Path,
-    block_bytes: usize,
-    per_class: usize,
-    rng: &mut crate::rng::Rng,
-) -> Vec<(String, Vec<Vec<u8>>)> {
-    let Ok(classes) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut class_dirs: Vec<PathBuf> = classes
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    class_dirs.sort();
-    let mut out = Vec::new();
-    for cd in class_dirs {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&cd)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-            .collect();
-        paths.sort();
-        let files: Vec<Vec<u8>> = paths
-            .iter()
-            .filter_map(|p| std::fs::read(p).ok())
-            .filter(|f| f.len() >= block_bytes)
-            .collect();
-        if files.is_empty() {
-            continue;
-        }
-        let mut blocks = Vec::new();
-        while blocks.len() < per_class {
-            let f = &files[rng.below(files.len() as u64) as usize];
-            let nb = f.len() / block_bytes;
-            let i = rng.below(nb as u64) as usize;
-            blocks.push(f[i * block_bytes..(i + 1) * block_bytes].to_vec());
-        }
-        let name = cd
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        out.push((name, blocks));
-    }
-    out
-}
-
 /// Which simulators a co-simulation binary runs.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum SimArg {
@@ -563,7 +511,9 @@ pub struct StreamArgs {
     pub blocks: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Corpus directory [default: ../shared/corpus when present].
+    /// Corpus: a directory with MANIFEST.tsv, a directory of .bin/.npy files
+    /// (a subdirectory per class, or none), or one file [default:
+    /// ../shared/corpus when present].
     #[arg(long)]
     pub corpus: Option<PathBuf>,
     #[arg(long, conflicts_with = "corpus")]

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use golden::bits::BitWriter;
@@ -31,8 +31,10 @@ pub enum VectorError {
         #[source]
         source: std::io::Error,
     },
-    #[error("corpus {0} has no class directories with .bin files (expected <class>/*.bin)")]
-    EmptyCorpus(PathBuf),
+    #[error(transparent)]
+    CorpusFiles(#[from] golden::corpus::CorpusError),
+    #[error(transparent)]
+    CorpusData(#[from] golden::npy::DataError),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -110,59 +112,60 @@ pub struct DecompVector {
 pub struct GenConfig {
     pub blocks: usize,
     pub seed: u64,
-    /// Corpus directory (`<class>/*.bin`); `None`: random blocks instead.
+    /// Corpus ([`corpus_classes`]: manifest, class subdirectories, plain
+    /// `.bin`/`.npy` files or one file); `None`: random blocks instead.
     pub corpus: Option<PathBuf>,
 }
 
 // ---- corpus --------------------------------------------------------------
 
-/// The corpus files of each class (from `MANIFEST.tsv` when present, else
-/// the directory listing), classes sorted.
+/// The corpus files of each class, classes sorted
+/// ([`golden::corpus::files_by_class`]: `MANIFEST.tsv` when present, else
+/// class subdirectories, files directly in the directory or a single file
+/// being `unlabelled`). Raw `.bin` and `.npy` files alike.
 pub fn corpus_classes(dir: &Path) -> Result<Vec<(String, Vec<PathBuf>)>, VectorError> {
-    let io = |source| VectorError::Corpus {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut classes: Vec<(String, Vec<PathBuf>)> = Vec::new();
-    let mut add = |class: &str, path: PathBuf| match classes.iter_mut().find(|(c, _)| c == class) {
-        Some((_, v)) => v.push(path),
-        None => classes.push((class.to_string(), vec![path])),
-    };
-    let manifest = dir.join("MANIFEST.tsv");
-    if let Ok(text) = std::fs::read_to_string(&manifest) {
-        for line in text.lines().skip(1) {
-            let mut f = line.split('\t');
-            if let (Some(file), Some(class)) = (f.next(), f.next()) {
-                let p = dir.join(file);
-                if p.is_file() {
-                    add(class, p);
-                }
+    Ok(golden::corpus::files_by_class(dir)?)
+}
+
+/// The data of one corpus file: its bytes, or a `.npy` array's bytes in C
+/// order ([`golden::npy::read_data`]).
+pub fn corpus_data(path: &Path) -> Result<Vec<u8>, VectorError> {
+    Ok(golden::npy::read_data(path)?)
+}
+
+/// A class name and blocks drawn from its files.
+pub type ClassBlocks = (String, Vec<Vec<u8>>);
+
+/// Per class, `per_class` blocks of `block_bytes` bytes, each from a random
+/// whole block of a random file of the class (files without a whole block
+/// are skipped; a class without any is left out). Classes sorted by name.
+pub fn corpus_samples(
+    dir: &Path,
+    block_bytes: usize,
+    per_class: usize,
+    rng: &mut Rng,
+) -> Result<Vec<ClassBlocks>, VectorError> {
+    let mut out = Vec::new();
+    for (class, paths) in corpus_classes(dir)? {
+        let mut files = Vec::with_capacity(paths.len());
+        for p in &paths {
+            let d = corpus_data(p)?;
+            if d.len() >= block_bytes {
+                files.push(d);
             }
         }
-    } else {
-        for e in std::fs::read_dir(dir).map_err(io)? {
-            let e = e.map_err(io)?;
-            if !e.path().is_dir() {
-                continue;
-            }
-            let class = e.file_name().to_string_lossy().into_owned();
-            let mut files: Vec<PathBuf> = std::fs::read_dir(e.path())
-                .map_err(io)?
-                .filter_map(|f| f.ok().map(|f| f.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-                .collect();
-            files.sort();
-            for f in files {
-                add(&class, f);
-            }
+        if files.is_empty() {
+            continue;
         }
+        let mut blocks = Vec::with_capacity(per_class);
+        while blocks.len() < per_class {
+            let f = &files[rng.below(files.len() as u64) as usize];
+            let i = rng.below((f.len() / block_bytes) as u64) as usize;
+            blocks.push(f[i * block_bytes..(i + 1) * block_bytes].to_vec());
+        }
+        out.push((class, blocks));
     }
-    classes.retain(|(_, v)| !v.is_empty());
-    classes.sort_by(|a, b| a.0.cmp(&b.0));
-    if classes.is_empty() {
-        return Err(VectorError::EmptyCorpus(dir.to_path_buf()));
-    }
-    Ok(classes)
+    Ok(out)
 }
 
 /// `count` blocks of one class: runs of up to 256 consecutive blocks from
@@ -173,29 +176,25 @@ fn corpus_blocks(
     rng: &mut Rng,
     out: &mut Vec<Block>,
 ) -> Result<(), VectorError> {
+    let mut data: Vec<Option<Vec<u8>>> = vec![None; files.len()];
     let mut left = count;
     let mut attempts = 0;
     while left > 0 && attempts < 10_000 {
         attempts += 1;
-        let path = &files[rng.below(files.len() as u64) as usize];
-        let io = |source| VectorError::Corpus {
-            path: path.clone(),
-            source,
-        };
-        let mut f = File::open(path).map_err(io)?;
-        let n_blocks = f.metadata().map_err(io)?.len() / BLOCK_BYTES as u64;
+        let k = rng.below(files.len() as u64) as usize;
+        if data[k].is_none() {
+            data[k] = Some(corpus_data(&files[k])?);
+        }
+        let d = data[k].as_deref().unwrap_or_default();
+        let n_blocks = (d.len() / BLOCK_BYTES) as u64;
         if n_blocks == 0 {
             continue;
         }
         let run = (rng.range(1, 256) as usize)
             .min(left)
             .min(n_blocks as usize);
-        let start = rng.below(n_blocks - run as u64 + 1);
-        f.seek(SeekFrom::Start(start * BLOCK_BYTES as u64))
-            .map_err(io)?;
-        let mut buf = vec![0u8; run * BLOCK_BYTES];
-        f.read_exact(&mut buf).map_err(io)?;
-        for c in buf.chunks_exact(BLOCK_BYTES) {
+        let start = rng.below(n_blocks - run as u64 + 1) as usize;
+        for c in d[start * BLOCK_BYTES..(start + run) * BLOCK_BYTES].chunks_exact(BLOCK_BYTES) {
             let mut b = [0u8; BLOCK_BYTES];
             b.copy_from_slice(c);
             out.push(b);
@@ -942,6 +941,69 @@ mod tests {
             let id = tags.id(&format!("corpus/{c}"));
             assert!(v.iter().any(|x| x.tag == id), "class {c}");
         }
+    }
+
+    /// A `.npy` version 1.0 file of `data` as a 1-D array of `descr`.
+    fn npy(descr: &str, item: usize, data: &[u8]) -> Vec<u8> {
+        let mut dict = format!(
+            "{{'descr': '{descr}', 'fortran_order': False, 'shape': ({},), }}",
+            data.len() / item
+        );
+        while (10 + dict.len() + 1) % 64 != 0 {
+            dict.push(' ');
+        }
+        dict.push('\n');
+        let mut f = b"\x93NUMPY\x01\x00".to_vec();
+        f.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        f.extend_from_slice(dict.as_bytes());
+        f.extend_from_slice(data);
+        f
+    }
+
+    #[test]
+    fn corpus_without_manifest_reads_npy_and_plain_files() {
+        let dir = std::env::temp_dir().join(format!("tb-npy-corpus-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("fp32")).unwrap();
+        // Distinct block contents per file, so every sample names its file.
+        let a: Vec<u8> = (0..64 * 32).map(|i| (i / 32) as u8).collect();
+        let b: Vec<u8> = (0..32 * 32).map(|i| 0x80 | (i / 32) as u8).collect();
+        std::fs::write(dir.join("dump.bin"), &a).unwrap();
+        std::fs::write(dir.join("fp32/w.npy"), npy("<f4", 4, &b)).unwrap();
+        let classes = corpus_classes(&dir).expect("classes");
+        let names: Vec<&str> = classes.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, ["fp32", "unlabelled"]);
+        assert_eq!(corpus_data(&dir.join("fp32/w.npy")).unwrap(), b);
+        let got = corpus_samples(&dir, 32, 50, &mut Rng::new(3)).expect("samples");
+        assert_eq!(got.len(), 2);
+        for (class, blocks) in &got {
+            assert_eq!(blocks.len(), 50);
+            let src = if class == "fp32" { &b } else { &a };
+            for bl in blocks {
+                assert!(src.chunks_exact(32).any(|c| c == &bl[..]), "{class}");
+            }
+        }
+        // MPC vectors tag them by class.
+        let mut tags = Tags::new();
+        let v = compressor_vectors(
+            &example(),
+            &GenConfig {
+                blocks: 2000,
+                seed: 1,
+                corpus: Some(dir.clone()),
+            },
+            &mut tags,
+        )
+        .expect("vectors");
+        for c in ["corpus/fp32", "corpus/unlabelled"] {
+            let id = tags.id(c);
+            assert!(v.iter().any(|x| x.tag == id), "{c}");
+        }
+        // A bad .npy is an error naming it, not a silent skip.
+        std::fs::write(dir.join("fp32/bad.npy"), b"\x93NUMPY\x01\x00\xff").unwrap();
+        let e = corpus_samples(&dir, 32, 1, &mut Rng::new(1)).unwrap_err();
+        assert!(e.to_string().contains("bad.npy"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -35,13 +35,28 @@ const PAPER: [(&str, f64); 6] = [
         under each --models set; win counts; whole-buffer LZ4/zstd for context. Every block \
         is decompressed and compared unless --no-verify. Writes OUT/NAME.md, OUT/NAME.json \
         and OUT/NAME.png. A group without blocks (e.g. no unseen application) shows `—` \
-        (JSON null); a corpus without a trainable (non mixed/workload) application is \
-        refused."
+        (JSON null); in the paper mode a corpus without a trainable (non mixed/workload) \
+        application is refused.\n\n\
+        Held-out mode (--held-out, and always for a corpus without MANIFEST.tsv): the corpus \
+        was never trained on, so every block of every file is evaluated (the files of \
+        trainable classes count as unseen, mixed/workload as themselves) and SC2's value \
+        table comes from the training blocks of --sc2-corpus (the corpus the model sets \
+        were trained on, paper split with --seed). The report says which mode was used."
 )]
 struct Cli {
-    /// Corpus directory (MANIFEST.tsv and the application files).
+    /// Corpus: a directory with MANIFEST.tsv, or unlabelled data (a
+    /// directory of .bin/.npy files without a manifest, or one file), which
+    /// is evaluated in the held-out mode.
     #[arg(long)]
     corpus: PathBuf,
+    /// Evaluate every block of --corpus as data never trained on (see
+    /// above) instead of the paper split's test blocks.
+    #[arg(long)]
+    held_out: bool,
+    /// The corpus SC2's value table trains on (its paper-split training
+    /// blocks): required in the held-out mode, default --corpus otherwise.
+    #[arg(long)]
+    sc2_corpus: Option<PathBuf>,
     /// MPC model-set directory (or model.toml); repeat for several sets.
     #[arg(long)]
     models: Vec<PathBuf>,
@@ -81,20 +96,55 @@ fn main() -> Result<()> {
         bail!("--block {}: only 32 or 128 bytes are supported", cli.block);
     }
     let start = Instant::now();
-    let corpus = Corpus::load(&cli.corpus)
+    let corpus = Corpus::open(&cli.corpus)
         .with_context(|| format!("loading corpus {}", cli.corpus.display()))?;
-    if !corpus.apps.iter().any(|a| a.entry.trainable()) {
+    let held_out = cli.held_out || corpus.unlabelled();
+    if !held_out && !corpus.apps.iter().any(|a| a.entry.trainable()) {
         bail!(
             "corpus {}: no trainable application (all {} files are of the evaluation-only \
              classes {}); eval reports MPC and SC2 on the paper split (seen/unseen test \
              blocks, SC2 trained on the training blocks), which needs files of the classes \
-             int8..fp64 (magbdi eval and dpc_eval evaluate any corpus)",
+             int8..fp64 (or pass --held-out with --sc2-corpus to evaluate every block of a \
+             corpus never trained on)",
             cli.corpus.display(),
             corpus.apps.len(),
             golden::corpus::EVALUATION_ONLY_CLASSES.join("/")
         );
     }
-    let split = Split::paper(&corpus, cli.seed);
+    let split = if held_out {
+        Split::held_out(&corpus, cli.seed)
+    } else {
+        Split::paper(&corpus, cli.seed)
+    };
+    // SC2 trains on the paper split's training blocks of its corpus: the
+    // evaluated one in the paper mode, the model sets' training corpus in
+    // the held-out mode.
+    let sc2_source = match (&cli.sc2_corpus, held_out) {
+        (Some(p), _) if !held_out && p == &cli.corpus => None,
+        (Some(p), _) => Some(p.clone()),
+        (None, false) => None,
+        (None, true) => bail!(
+            "corpus {}: {}; SC2's value table must come from the corpus the model sets were \
+             trained on: pass --sc2-corpus DIR (e.g. --sc2-corpus ../shared/corpus)",
+            cli.corpus.display(),
+            if cli.held_out {
+                "--held-out evaluates every block and trains nothing on it"
+            } else {
+                "it has no MANIFEST.tsv, so it is evaluated held out (every block, nothing \
+                 trained on it)"
+            }
+        ),
+    };
+    let sc2_corpus_owned = match &sc2_source {
+        Some(p) => {
+            Some(Corpus::open(p).with_context(|| format!("loading SC2 corpus {}", p.display()))?)
+        }
+        None => None,
+    };
+    let (sc2_corpus, sc2_split) = match &sc2_corpus_owned {
+        Some(c) => (c, Split::paper(c, cli.seed)),
+        None => (&corpus, split.clone()),
+    };
     let load_s = start.elapsed().as_secs_f64();
 
     let paper = |n: &str| PAPER.iter().find(|p| p.0 == n).map(|p| p.1);
@@ -149,18 +199,14 @@ fn main() -> Result<()> {
         context: false,
     });
     let t_sc2 = Instant::now();
-    let trainable: Vec<String> = golden::corpus::KNOWN_CLASSES
-        .iter()
-        .filter(|c| !golden::corpus::EVALUATION_ONLY_CLASSES.contains(c))
-        .map(|c| c.to_string())
-        .collect();
-    let train = split.train_blocks(&corpus, &trainable);
+    let trainable = Split::trainable_classes(sc2_corpus);
+    let train = sc2_split.train_blocks(sc2_corpus, &trainable);
     if train.is_empty() {
         bail!(
             "corpus {}: the paper split leaves no training block (every trainable file is \
              unseen or too small to give one: a file of n 32-byte blocks trains floor(0.8 n)); \
              SC2 cannot be trained",
-            cli.corpus.display()
+            sc2_source.as_ref().unwrap_or(&cli.corpus).display()
         );
     }
     let sc2 = Sc2::train_blocks(
@@ -169,15 +215,21 @@ fn main() -> Result<()> {
         cli.sc2_table,
         cli.sc2_max_len,
     )?;
-    let sc2_note = format!(
-        "SC2 table: {} values + escape (escape code {} bits) from {} training blocks ({} words), \
-         codes at most {} bits",
+    let sc2_note =
+        format!(
+        "SC2 table: {} values + escape (escape code {} bits) from {} training blocks ({} words) \
+         of {}, codes at most {} bits",
         sc2.table_len(),
         sc2.escape_len(),
         train.len(),
         train.len() * 8,
+        match &sc2_source {
+            Some(p) => format!("the corpus `{}` (paper split, seed {})", p.display(), cli.seed),
+            None => "the evaluated corpus (paper split)".to_string(),
+        },
         cli.sc2_max_len
     );
+    drop(sc2_corpus_owned);
     drop(train);
     let sc2_s = t_sc2.elapsed().as_secs_f64();
     algos.push(Algo {
@@ -259,10 +311,22 @@ fn main() -> Result<()> {
                 args.join(" ")
             )
         });
+        let mode = if held_out {
+            format!(
+                "**Mode: held out.** `{}` is treated as data never trained on: every block of \
+                 every file is evaluated (files of trainable classes are reported as unseen, \
+                 `mixed`/`workload` as themselves), and no block of it trained SC2",
+                cli.corpus.display()
+            )
+        } else {
+            "**Mode: paper split.** The seen applications' 20 % test blocks and every block of \
+             the unseen, `mixed` and `workload` files are evaluated (split seed as training)"
+                .to_string()
+        };
         let mut md = format!(
             "# MPC vs baseline compressors, {b}-byte blocks\n\nGenerated by `eval` \
              (golden/src/bin/eval.rs; formats in docs/spec/baselines.md). Reproduce:\n\n```\n\
-             {command}\n```\n\nModel sets: {}. {sc2_note}. Every block was {}. Runtime: \
+             {command}\n```\n\n{mode}.\n\nModel sets: {}. {sc2_note}. Every block was {}. Runtime: \
              {total_s:.1} s on {threads} threads (load {load_s:.1} s, SC2 training {sc2_s:.1} s, \
              evaluation {eval_s:.1} s).\n\n",
             sets.join(", "),
@@ -272,7 +336,7 @@ fn main() -> Result<()> {
                 "decompressed and compared with the original"
             }
         );
-        if b == 32 {
+        if b == 32 && !held_out {
             md.push_str("## Against the paper (Jin et al. 2022, Fig. 5)\n\n");
             md.push_str(&report::paper_table(&e, &groups));
             md.push_str(
@@ -284,6 +348,8 @@ fn main() -> Result<()> {
                  below 1 implies it had none at 32 B. Treat the paper's column as context, \
                  not a target.\n\n## Results\n\n",
             );
+        } else {
+            md.push_str("## Results\n\n");
         }
         md.push_str(&body);
         let md_path = out.join(format!("{stem}.md"));

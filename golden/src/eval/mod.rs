@@ -256,7 +256,8 @@ impl Evaluation {
 }
 
 /// The blocks of one application that an evaluation at `block_bytes`
-/// takes: at 32 bytes the split's test blocks; at 128 bytes every whole
+/// takes: at 32 bytes the split's test blocks (every block of a
+/// [`Split::held_out`] split); at 128 bytes every whole
 /// 128-byte block of the file (the split is per 32-byte block, so the
 /// seen applications' 128-byte blocks include blocks MPC and SC2 trained
 /// on).
@@ -381,7 +382,9 @@ pub fn evaluate(
             zstd_eval_bytes: zstd_eval,
         });
     }
-    let block_set = if block_bytes == 32 {
+    let block_set = if split.held_out {
+        "every block of every file (held-out corpus: no block of it trained MPC or SC2)"
+    } else if block_bytes == 32 {
         "test blocks of the paper split (seen: the 20 % held out; unseen, mixed, workload: all)"
     } else {
         "every whole 128-byte block of every file (includes blocks MPC and SC2 trained on, in seen applications)"

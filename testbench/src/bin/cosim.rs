@@ -52,7 +52,9 @@ struct Cli {
     /// Dump a VCD of every shard's whole run (large).
     #[arg(long)]
     vcd: bool,
-    /// Corpus directory (<class>/*.bin) [default: ../shared/corpus when present].
+    /// Corpus: a directory with MANIFEST.tsv, a directory of .bin/.npy files
+    /// (a subdirectory per class, or none), or one file [default:
+    /// ../shared/corpus when present].
     #[arg(long)]
     corpus: Option<PathBuf>,
     /// Use no corpus blocks (random and constructed vectors only).
