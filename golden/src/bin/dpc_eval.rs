@@ -14,9 +14,9 @@ use rayon::prelude::*;
 use golden::baselines::{Bdi, Bpc, CPack, Fpc, MpcBlockCodec};
 use golden::corpus::{Corpus, Split};
 use golden::dpc::{Dpc, DpcParams, Mode};
-use golden::eval::chart::{write_bar_chart, BarGroup};
 use golden::eval::{eval_blocks, evaluate, fmt_ratio, Algo, EMPTY_CELL};
 use golden::mpc::{ModelSet, MpcCodec};
+use golden::plot::{write_bar_chart, BarChart, BarGroup};
 
 /// The thesis's space savings on its favourable workloads (Fig. 5.4).
 const THESIS_DPC: f64 = 28.38;
@@ -333,9 +333,14 @@ fn main() -> Result<()> {
             .collect();
         write_bar_chart(
             &out.join("dpc-filtering.png"),
-            "Reply-size saving % vs critical sectors (128-byte blocks)",
-            &["DPC", "truncation only", "DF-TRUC", "DF-MAN"],
-            &bars,
+            &BarChart {
+                title: "Reply-size saving against critical sectors (128-byte blocks)",
+                x_desc: "critical sectors per request",
+                y_desc: "reply-size saving (%)",
+                series: &["DPC", "truncation only", "DF-TRUC", "DF-MAN"],
+                groups: &bars,
+                marker_name: "",
+            },
         )?;
         println!("wrote {}", out.join("dpc.md").display());
     }

@@ -11,9 +11,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use golden::baselines::{Bdi, Bpc, CPack, Fpc, MpcBlockCodec, Sc2};
 use golden::corpus::{Corpus, Split};
-use golden::eval::chart::{write_bar_chart, BarGroup};
 use golden::eval::{evaluate, report, Algo, Lz4Block};
 use golden::mpc::{ModelSet, MpcCodec};
+use golden::plot::{write_bar_chart, BarChart, BarGroup};
 
 /// The paper's Fig. 5 averages (Jin et al. 2022), 32-byte blocks.
 const PAPER: [(&str, f64); 6] = [
@@ -371,10 +371,10 @@ fn main() -> Result<()> {
                 .find(|g| g.name.starts_with(name) && !g.is_empty())
         };
         let (series, gs): (Vec<&str>, Vec<_>) = [
-            ("OVERALL", "overall"),
-            ("INT", "integer"),
-            ("FP", "floating"),
-            ("UNSEEN", "unseen"),
+            ("overall (seen + unseen)", "overall"),
+            ("integer", "integer"),
+            ("floating point", "floating"),
+            ("unseen", "unseen"),
         ]
         .iter()
         .filter_map(|&(label, n)| pick(n).map(|g| (label, g)))
@@ -395,11 +395,15 @@ fn main() -> Result<()> {
         let png_path = out.join(format!("{stem}.png"));
         write_bar_chart(
             &png_path,
-            &format!("COMPRESSION RATIO: {b}-BYTE BLOCKS (BIT-EXACT)"),
-            &series,
-            &bars,
-        )
-        .with_context(|| format!("writing {}", png_path.display()))?;
+            &BarChart {
+                title: &format!("Compression ratio, {b}-byte blocks (bit-exact)"),
+                x_desc: "algorithm",
+                y_desc: "compression ratio (original / compressed bits)",
+                series: &series,
+                groups: &bars,
+                marker_name: "paper, Fig. 5 (overall)",
+            },
+        )?;
         println!(
             "wrote {}, {}, {}",
             md_path.display(),

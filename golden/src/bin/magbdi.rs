@@ -19,8 +19,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use golden::baselines::{Bdi, BlockCodec, CPack, Fpc};
 use golden::corpus::Manifest;
-use golden::eval::chart::{write_bar_chart, BarGroup};
 use golden::magbdi::{eq1_all, DeltaMode, MagBdi, Params, Table};
+use golden::plot::{write_bar_chart, BarChart, BarGroup};
 use rayon::prelude::*;
 
 #[derive(Parser)]
@@ -367,9 +367,15 @@ fn eval(corpus: &std::path::Path, out: &std::path::Path, per_app: usize) -> Resu
     }
     write_bar_chart(
         &png("summary"),
-        "Effective ratio (GM over apps), 128B blocks; line = paper MAG-BDI",
-        &["BDI", "FPC", "C-Pack", "MAG-BDI", "MAG-BDI signed"],
-        &groups,
+        &BarChart {
+            title:
+                "Effective compression ratio, 128-byte blocks (geometric mean over applications)",
+            x_desc: "memory access granularity (MAG)",
+            y_desc: "effective ratio (original / MAG-rounded bytes)",
+            series: &["BDI", "FPC", "C-Pack", "MAG-BDI", "MAG-BDI signed"],
+            groups: &groups,
+            marker_name: "paper, MAG-aware BDI",
+        },
     )?;
     // per application at MAG 32
     writeln!(md, "\n## Per application, MAG 32 B (raw / effective)\n")?;
@@ -403,9 +409,14 @@ fn eval(corpus: &std::path::Path, out: &std::path::Path, per_app: usize) -> Resu
     }
     write_bar_chart(
         &png("apps"),
-        "Effective ratio per application, MAG 32B, 128B blocks",
-        &cols,
-        &app_groups,
+        &BarChart {
+            title: "Effective compression ratio per application, MAG 32 B, 128-byte blocks",
+            x_desc: "application",
+            y_desc: "effective ratio (original / MAG-rounded bytes)",
+            series: &cols,
+            groups: &app_groups,
+            marker_name: "",
+        },
     )?;
     // distribution of effective sizes (Fig. 12) at MAG 32, over all blocks
     writeln!(
@@ -447,14 +458,19 @@ fn eval(corpus: &std::path::Path, out: &std::path::Path, per_app: usize) -> Resu
         let (cells, pct) = share_cells(&h);
         writeln!(md, "| {c} | {cells} |")?;
         for (j, g) in dist_groups.iter_mut().enumerate() {
-            g.values.push(pct[j] / 10.0);
+            g.values.push(pct[j]);
         }
     }
     write_bar_chart(
         &png("sizes"),
-        "Effective compressed size distribution, MAG 32B (bar = % of blocks / 10)",
-        &cols,
-        &dist_groups,
+        &BarChart {
+            title: "Distribution of effective compressed sizes, MAG 32 B, 128-byte blocks",
+            x_desc: "effective compressed size",
+            y_desc: "share of blocks (%)",
+            series: &cols,
+            groups: &dist_groups,
+            marker_name: "",
+        },
     )?;
     // MAG 16 distribution for MAG-BDI-16
     writeln!(

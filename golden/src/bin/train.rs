@@ -317,7 +317,7 @@ fn main() -> Result<()> {
     for t in &trained {
         let file = format!("re-{}.png", t.predictor.name);
         let path = cli.out.join(&file);
-        heatmap::write_re_heatmap(&t.stats, 32, &path)
+        heatmap::write_re_heatmap(&t.stats, 32, &t.predictor.name, &path)
             .with_context(|| format!("writing {}", path.display()))?;
         heatmaps.push(file);
     }

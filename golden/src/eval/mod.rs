@@ -16,7 +16,6 @@ use serde::Serialize;
 use crate::baselines::{BlockCodec, Compressed, DecodeError, VecBitWriter};
 use crate::corpus::{AppRole, Corpus, Split};
 
-pub mod chart;
 pub mod report;
 
 /// Why an evaluation failed.

@@ -1,22 +1,14 @@
 //! RE matrix heatmaps as PNG, like the paper's Fig. 2: bright = low ratio
-//! entropy (strongly correlated pair), dark = high. Drawn directly with the
-//! `png` encoder and a built-in 3x5 digit font, so no system fonts are needed
-//! and the output is byte-for-byte reproducible.
+//! entropy (strongly correlated pair), dark = high; drawn by
+//! [`crate::plot`] (reproducible, embedded font).
 //!
-//! Layout: row `i`, column `j` is RE(i, j) (byte i predicted from base j);
-//! byte numbers label the rows (left) and columns (top); the colour bar on
-//! the right spans 0 .. log2(18) bits (the largest possible RE), the same
-//! scale for every group; the diagonal is grey.
-
-use std::io::Write;
+//! Layout: row `i` (top to bottom), column `j` is RE(i, j) (byte i
+//! predicted from base j); the colour bar on the right spans 0 .. log2(18)
+//! bits (the largest possible RE), the same scale for every group; the
+//! diagonal is grey.
 
 use super::re::{ReStats, RE_BINS};
-use crate::canvas::Canvas;
-
-const CELL: usize = 14;
-const MARGIN: usize = 22;
-const BAR_W: usize = 16;
-const BAR_GAP: usize = 14;
+use crate::plot::{heatmap_png, Heatmap, PlotError};
 
 /// Colour of t in 0..1 on an inferno-like scale, bright at 0.
 pub fn colour(t: f64) -> [u8; 3] {
@@ -33,46 +25,33 @@ pub fn colour(t: f64) -> [u8; 3] {
     std::array::from_fn(|c| (STOPS[k][c] * (1.0 - f) + STOPS[k + 1][c] * f).round() as u8)
 }
 
-/// PNG bytes of the heatmap of the first `n` byte positions (n <= 32).
-pub fn re_heatmap_png(stats: &ReStats, n: usize) -> Vec<u8> {
+/// PNG bytes of the heatmap of the first `n` byte positions (n <= 32) of
+/// the predictor named `name`.
+pub fn re_heatmap_png(stats: &ReStats, n: usize, name: &str) -> Result<Vec<u8>, PlotError> {
     let n = n.min(stats.re.len());
-    let max = (RE_BINS as f64).log2();
-    let grid = n * CELL;
-    let w = MARGIN + grid + BAR_GAP + BAR_W + 4 + 4 * 8;
-    let h = MARGIN + grid + 4;
-    let mut cv = Canvas::new(w, h);
-    for i in 0..n {
-        let label = i.to_string();
-        cv.text(2, MARGIN + i * CELL + 2, &label);
-        if i % 2 == 0 || n <= 16 {
-            let lx = MARGIN + i * CELL + (CELL.saturating_sub(label.len() * 8)) / 2;
-            cv.text(lx, 4, &label);
-        }
-        for j in 0..n {
-            let c = if i == j {
-                [160, 160, 160]
-            } else {
-                colour(stats.re[i][j] / max)
-            };
-            cv.rect(MARGIN + j * CELL, MARGIN + i * CELL, CELL - 1, CELL - 1, c);
-        }
-    }
-    let bx = MARGIN + grid + BAR_GAP;
-    for y in 0..grid {
-        cv.rect(bx, MARGIN + y, BAR_W, 1, colour(y as f64 / grid as f64));
-    }
-    cv.text(bx + BAR_W + 4, MARGIN, "0");
-    cv.text(
-        bx + BAR_W + 4,
-        MARGIN + grid / 2 - 5,
-        &format!("{:.1}", max / 2.0),
-    );
-    cv.text(bx + BAR_W + 4, MARGIN + grid - 10, &format!("{max:.1}"));
-    cv.png()
+    let values: Vec<Vec<f64>> = stats.re[..n].iter().map(|r| r[..n].to_vec()).collect();
+    heatmap_png(&Heatmap {
+        title: &format!("Ratio entropy RE(i, j), predictor {name} (bright = predictable)"),
+        x_desc: "base byte j",
+        y_desc: "predicted byte i",
+        value_desc: "ratio entropy (bits)",
+        values: &values,
+        max: (RE_BINS as f64).log2(),
+        grey_diagonal: true,
+        colour,
+    })
 }
 
-/// Write the heatmap to `path`.
-pub fn write_re_heatmap(stats: &ReStats, n: usize, path: &std::path::Path) -> std::io::Result<()> {
-    let mut f = std::fs::File::create(path)?;
-    f.write_all(&re_heatmap_png(stats, n))
+/// Write the heatmap of predictor `name` to `path`.
+pub fn write_re_heatmap(
+    stats: &ReStats,
+    n: usize,
+    name: &str,
+    path: &std::path::Path,
+) -> Result<(), PlotError> {
+    let png = re_heatmap_png(stats, n, name)?;
+    std::fs::write(path, png).map_err(|source| PlotError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
