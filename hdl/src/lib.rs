@@ -9,3 +9,4 @@ pub mod dpc;
 pub mod ir;
 pub mod mpc;
 pub mod output;
+pub mod tools;

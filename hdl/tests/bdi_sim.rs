@@ -328,9 +328,14 @@ fn no_delta_width_is_refused_before_writing() {
     assert!(!dir.exists(), "nothing may be written");
 }
 
+/// `tool` is on PATH; a note (or a failure under MPCGEN_REQUIRE_TOOLS=1)
+/// when it is not.
 fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
+    hdl::tools::available(
+        &[tool],
+        "the tool checks of the generated BDI units",
+        "apt-get install verilator iverilog yosys",
+    )
 }
 
 fn run(cmd: &mut Command) -> (bool, String) {

@@ -6,7 +6,8 @@
 //! * an Icarus simulation of random stimulus must print exactly what the
 //!   IR evaluator ([`Sim`]) computes.
 //!
-//! Missing tools are reported and skipped (CI installs them all).
+//! Missing tools are reported and skipped, or fail the test under
+//! `MPCGEN_REQUIRE_TOOLS=1` (CI installs them all and sets it).
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -16,13 +17,12 @@ use hdl::ir::{write_files, Bits, Expr, IrError, Module, Reset, Signal, SignalKin
 
 const INSTALL_HINT: &str = "install with: apt-get install verilator iverilog yosys";
 
-fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
-}
+use hdl::tools::on_path;
 
+/// A missing tool: skipped with a note, or a failure under
+/// `MPCGEN_REQUIRE_TOOLS=1` (`hdl::tools`).
 fn skip(tool: &str, what: &str) {
-    println!("`{tool}` is not on PATH; skipping {what} ({INSTALL_HINT})");
+    hdl::tools::missing(&format!("`{tool}` is not on PATH"), what, INSTALL_HINT);
 }
 
 fn run(cmd: &mut Command) -> (bool, String) {

@@ -53,11 +53,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SimError + '_ {
     }
 }
 
-/// True when `tool` is an executable on `PATH`.
-pub fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
-}
+pub use hdl::tools::on_path;
 
 /// How to install a simulator.
 pub fn install_hint(sim: Simulator) -> &'static str {

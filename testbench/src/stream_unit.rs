@@ -638,22 +638,38 @@ pub fn probability(s: &str) -> Result<f64, String> {
     Ok(p)
 }
 
-/// For the integration tests: whether Icarus is installed; prints why the
-/// test is skipped when it is not.
+/// For the integration tests: whether Icarus is installed; when it is not,
+/// says so and returns false, or fails the test under
+/// `MPCGEN_REQUIRE_TOOLS=1` ([`hdl::tools`]).
 pub fn icarus_or_skip() -> bool {
-    if check_installed(Simulator::Icarus).is_err() {
-        println!(
-            "iverilog not installed; skipping ({})",
-            crate::sim::install_hint(Simulator::Icarus)
-        );
-        return false;
+    simulator_or_skip(Simulator::Icarus, "this co-simulation test")
+}
+
+/// Whether simulator `s` is installed, for test `test`; see
+/// [`icarus_or_skip`].
+pub fn simulator_or_skip(s: Simulator, test: &str) -> bool {
+    match check_installed(s) {
+        Ok(()) => true,
+        Err(e) => {
+            hdl::tools::missing(&e.to_string(), test, crate::sim::install_hint(s));
+            false
+        }
     }
-    true
 }
 
 /// For the integration tests: the workspace's shared corpus
-/// (`../../shared/corpus` from this crate), when present.
+/// (`../../shared/corpus` from this crate), when present; when it is not,
+/// says so (the test runs without corpus vectors), or fails the test under
+/// `MPCGEN_REQUIRE_TOOLS=1`.
 pub fn test_corpus() -> Option<PathBuf> {
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-    corpus.is_dir().then_some(corpus)
+    if corpus.is_dir() {
+        return Some(corpus);
+    }
+    hdl::tools::missing(
+        &format!("no corpus at {}", corpus.display()),
+        "the corpus vectors of this co-simulation test",
+        "place the shared corpus beside the repository",
+    );
+    None
 }

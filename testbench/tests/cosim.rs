@@ -13,23 +13,14 @@
 use std::path::{Path, PathBuf};
 
 use testbench::run::{self, Config};
-use testbench::{sim, Simulator, Unit};
+use testbench::{Simulator, Unit};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn corpus() -> Option<PathBuf> {
-    let d = root().join("../shared/corpus");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        println!(
-            "no corpus at {}; random and constructed vectors only",
-            d.display()
-        );
-        None
-    }
+    testbench::stream_unit::test_corpus()
 }
 
 fn config(s: Simulator, name: &str) -> Config {
@@ -41,13 +32,7 @@ fn config(s: Simulator, name: &str) -> Config {
 }
 
 fn installed(s: Simulator) -> bool {
-    match sim::check_installed(s) {
-        Ok(()) => true,
-        Err(e) => {
-            println!("skipping the {s} co-simulation: {e}");
-            false
-        }
-    }
+    testbench::stream_unit::simulator_or_skip(s, &format!("the {s} co-simulation"))
 }
 
 fn cosim_all_units(s: Simulator, blocks: usize) {

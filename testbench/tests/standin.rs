@@ -44,8 +44,7 @@ fn run_standin(
     bug: u32,
     n: usize,
 ) -> Option<(SimOutput, Verdict, schedule::ModelRun)> {
-    if let Err(e) = sim::check_installed(s) {
-        println!("skipping the {s} stand-in test: {e}");
+    if !testbench::stream_unit::simulator_or_skip(s, &format!("the {s} stand-in test")) {
         return None;
     }
     let set = example();

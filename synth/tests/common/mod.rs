@@ -5,18 +5,8 @@
 use synth::flow;
 use synth::liberty::Liberty;
 
-/// `MPCGEN_REQUIRE_TOOLS=1`: missing tools are failures.
-pub fn strict() -> bool {
-    std::env::var("MPCGEN_REQUIRE_TOOLS").is_ok_and(|v| v == "1")
-}
-
 fn missing(what: &str) {
-    assert!(
-        !strict(),
-        "MPCGEN_REQUIRE_TOOLS=1 and {what}: {}",
-        flow::INSTALL_HINT
-    );
-    eprintln!("SKIPPED: {what}: {}", flow::INSTALL_HINT);
+    hdl::tools::missing(what, "this synthesis test", flow::INSTALL_HINT);
 }
 
 /// Is `tool` runnable? Fails the test in strict mode when it is not.
