@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint cosim-all cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling sim cosim fuzz fuzz-short clean
+.PHONY: all setup run gen test lint cosim-all cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short clean
 
 all: run
 
@@ -95,6 +95,30 @@ synth:
 SCALING_MODEL ?= models/extended
 synth-scaling:
 	$(CARGO) run --release -p synth --bin synth -- --scaling --model $(SCALING_MODEL)
+
+## Ratio against area over the predictor count K and both selection rules
+## (docs/eval/label-free.md): train every set without labels into
+## build/curve/sets/, generate and synthesise it (area only, ABC without SAT
+## sweeping; the exact-selection sets share their decompressor with the
+## zero-run ones, so only their compressor is synthesised), then
+## docs/eval/label-free-curve.{md,png}. Hours on two cores: the synthesis of
+## a unit grows to ~20 minutes at K = 32.
+CURVE_K   ?= 1 2 3 5 8 12 16 24 32
+CURVE_DIR ?= build/curve
+curve:
+	$(CARGO) build --release -p golden --bin train --bin curve -p hdl --bin gen -p synth --bin unit_synth
+	set -e; for k in $(CURVE_K); do for r in zero-run exact; do \
+	  d=$(CURVE_DIR)/sets/$$r-$$k; \
+	  [ -f $$d/model.toml ] || ./target/release/train --corpus $(CORPUS) --out $$d --name auto$$k-$$r --predictors $$k --selection $$r; \
+	  ./target/release/gen --model $$d --out $(CURVE_DIR)/rtl/$$r-$$k; \
+	  u=; [ $$r = exact ] && u="--unit mpc_compressor"; \
+	  [ -f $(CURVE_DIR)/rtl/$$r-$$k/synth/report-no-sweep.json ] || ./target/release/unit_synth --rtl $(CURVE_DIR)/rtl/$$r-$$k --area-only --abc no-sweep $$u; \
+	done; done
+	./target/release/gen --model $(MODEL) --out $(CURVE_DIR)/rtl/$(notdir $(MODEL))
+	[ -f $(CURVE_DIR)/rtl/$(notdir $(MODEL))/synth/report-no-sweep.json ] || ./target/release/unit_synth --rtl $(CURVE_DIR)/rtl/$(notdir $(MODEL)) --area-only --abc no-sweep
+	./target/release/curve --corpus $(CORPUS) --rtl $(CURVE_DIR)/rtl --reference $(MODEL) \
+	  $(foreach k,$(CURVE_K),--set $(CURVE_DIR)/sets/zero-run-$(k) --set $(CURVE_DIR)/sets/exact-$(k)) \
+	  --out docs/eval/label-free-curve
 
 ## Co-simulation (docs/hw/cosim.md): the generated units of MODEL against the
 ## golden model on SIM (icarus | verilator | both), UNIT (compressor |

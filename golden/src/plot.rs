@@ -277,10 +277,24 @@ pub fn line_chart_png(c: &LineChart) -> Result<Vec<u8>, PlotError> {
             .x_label_area_size(48)
             .y_label_area_size(70)
             .build_cartesian_2d((x0 - dx)..(x1 + dx), (y0 - dy)..(y1 + dy))?;
+        // Wide ranges (areas, counts) get whole numbers, narrow ones
+        // (ratios) two decimals.
+        let fmt = |span: f64| {
+            move |v: &f64| {
+                if span >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.2}")
+                }
+            }
+        };
+        let (fx, fy) = (fmt(x1 - x0), fmt(y1 - y0));
         chart
             .configure_mesh()
             .x_desc(c.x_desc)
             .y_desc(c.y_desc)
+            .x_label_formatter(&fx)
+            .y_label_formatter(&fy)
             .label_style((FONT, 13))
             .axis_desc_style((FONT, 15))
             .draw()?;
