@@ -66,7 +66,7 @@ fn main() -> Result<()> {
     let set =
         ModelSet::load(&cli.model).with_context(|| format!("loading {}", cli.model.display()))?;
     let rtl = cli.build.join(&set.name);
-    let cmd = std::env::args().collect::<Vec<_>>().join(" ");
+    let cmd = hdl::output::this_command();
     hdl::mpc::write_units(&cli.model, &rtl, &Unit::ALL, &cmd)?;
     let out = rtl.join("synth");
     let regs = [

@@ -189,7 +189,7 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<StreamReport>, BdiSimError> {
     let table = codec.table().clone();
     let name = hdl::bdi::config_name(&cfg.params);
     let root = cfg.build.join(&name);
-    let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
+    let cmdline = hdl::output::this_command();
     let paths = hdl::bdi::write_units(cfg.params, &root, &hdl::bdi::Unit::ALL, &cmdline)?;
     let rtl: Vec<PathBuf> = paths
         .into_iter()

@@ -618,7 +618,7 @@ fn diff(g: &Expect, w: &Expect) -> String {
 pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
     let p = cfg.params;
     let root = cfg.build.join(config_name(&p));
-    let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
+    let cmdline = hdl::output::this_command();
     let paths = hdl::dpc::write_units(&p, &root, &Unit::ALL, &cmdline)?;
     let rtl: Vec<PathBuf> = paths
         .into_iter()

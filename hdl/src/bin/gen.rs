@@ -93,10 +93,10 @@ fn gen_bdi(cli: &Cli, command_line: &str) -> Result<()> {
 fn main() -> Result<()> {
     let cli = Cli::parse();
     if let UnitArg::Bdi = cli.unit {
-        return gen_bdi(&cli, &std::env::args().collect::<Vec<_>>().join(" "));
+        return gen_bdi(&cli, &hdl::output::this_command());
     }
     if let UnitArg::Dpc = cli.unit {
-        return gen_dpc(&cli, &std::env::args().collect::<Vec<_>>().join(" "));
+        return gen_dpc(&cli, &hdl::output::this_command());
     }
     let model = cli
         .model
@@ -112,7 +112,7 @@ fn main() -> Result<()> {
         UnitArg::All => Unit::ALL.to_vec(),
         UnitArg::Bdi | UnitArg::Dpc => unreachable!("handled above"),
     };
-    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    let command_line = hdl::output::this_command();
     let paths = write_units(&model, &out, &units, &command_line)
         .with_context(|| format!("generating {} into {}", model.display(), out.display()))?;
     for p in &paths {
