@@ -11,14 +11,7 @@ pub fn splitmix64(x: &mut u64) -> u64 {
 }
 
 /// FNV-1a 64 of a byte string: a stable name for an input.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for &b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01B3);
-    }
-    h
-}
+pub use golden::hash::fnv1a64 as fnv1a;
 
 #[derive(Clone, Debug)]
 pub struct Rng {

@@ -560,13 +560,6 @@ impl SplitMix64 {
     }
 }
 
-/// FNV-1a of a string: per-file seed mixing.
-fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 /// The role of an application in the split.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppRole {
@@ -660,7 +653,8 @@ impl Split {
                 };
                 let (train, test) = if role == AppRole::Seen {
                     let mut idx = all;
-                    let mut rng = SplitMix64(seed ^ fnv1a(&app.entry.file));
+                    let mut rng =
+                        SplitMix64(seed ^ crate::hash::fnv1a64(app.entry.file.as_bytes()));
                     for k in (1..n).rev() {
                         let j = rng.below(k as u64 + 1) as usize;
                         idx.swap(k, j);

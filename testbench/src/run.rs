@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use golden::mpc::{ModelSet, MpcCodec};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 use crate::compare::{self, Expect, Inputs, Shard, Verdict};
 use crate::locate::{self, Failing, Location};
@@ -365,16 +365,7 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
                 .collect::<Result<_, RunError>>()?;
             let counters: Vec<AtomicU64> = ranges.iter().map(|_| AtomicU64::new(0)).collect();
             let bar = if cfg.progress {
-                let pb = ProgressBar::new(n as u64);
-                pb.set_style(
-                    ProgressStyle::with_template(
-                        "{prefix:>24} [{bar:40}] {pos}/{len} blocks {per_sec} eta {eta}",
-                    )
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-                );
-                pb.set_prefix(format!("{sim_kind} {unit}"));
-                pb
+                golden::progress::bar(n as u64, "blocks", &format!("{sim_kind} {unit}"))
             } else {
                 ProgressBar::hidden()
             };

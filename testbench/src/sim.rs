@@ -96,15 +96,7 @@ pub struct Build {
     pub seconds: f64,
 }
 
-/// FNV-1a, for the build cache key.
-fn fnv64(data: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for &b in data {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
+use golden::hash::fnv1a64 as fnv64;
 
 fn tool_version(tool: &str) -> String {
     Command::new(tool)

@@ -12,6 +12,8 @@
 //! [`test_corpus`]).
 
 use std::fmt::Write as _;
+
+use golden::hash::fnv1a64_from;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -47,15 +49,6 @@ pub enum StreamError {
 pub fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> StreamError {
     let what = what.to_string();
     move |source| StreamError::Io { what, source }
-}
-
-/// FNV-1a over `data`, continuing from `h`.
-pub fn fnv64(data: &[u8], mut h: u64) -> u64 {
-    for &b in data {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }
 
 /// Run a tool; its output, or the last 30 lines of it on failure.
@@ -108,9 +101,9 @@ pub fn build(
     let inc = dir.join(DRIVER_FILE);
     std::fs::write(&inc, DRIVER_SOURCE).map_err(io(inc.display()))?;
     let mut files = vec![tb.display().to_string()];
-    let mut key = 0xcbf2_9ce4_8422_2325u64;
-    key = fnv64(spec.tb_source.as_bytes(), key);
-    key = fnv64(DRIVER_SOURCE.as_bytes(), key);
+    let mut key = golden::hash::FNV1A64_START;
+    key = fnv1a64_from(key, spec.tb_source.as_bytes());
+    key = fnv1a64_from(key, DRIVER_SOURCE.as_bytes());
     for f in spec.rtl {
         files.push(
             f.canonicalize()
@@ -124,7 +117,7 @@ pub fn build(
         let text = std::fs::read(f).map_err(io(f.display()))?;
         for line in text.split(|&c| c == b'\n') {
             if !line.starts_with(b"// Command:") {
-                key = fnv64(line, key);
+                key = fnv1a64_from(key, line);
             }
         }
     }
@@ -171,8 +164,8 @@ pub fn build(
                 .output()
                 .map(|o| o.stdout)
                 .unwrap_or_default();
-            key = fnv64(&version, key);
-            key = fnv64(args.join(" ").as_bytes(), key);
+            key = fnv1a64_from(key, &version);
+            key = fnv1a64_from(key, args.join(" ").as_bytes());
             let stamp = dir.join("build.stamp");
             let want = format!("{key:016x}\n");
             if exe.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&want) {

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use golden::corpus::{Corpus, Split};
 use golden::mpc::{ModelSet, Selection};
@@ -132,11 +131,7 @@ fn main() -> Result<()> {
         .with_context(|| format!("loading corpus {}", cli.corpus.display()))?;
     let split = Split::paper(&corpus, cli.seed);
     let all: Vec<&PathBuf> = cli.sets.iter().chain(&cli.reference).collect();
-    let pb = ProgressBar::new(all.len() as u64);
-    pb.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} sets {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let pb = golden::progress::bar(all.len() as u64, "sets", "");
     let mut points = Vec::new();
     let mut missing = Vec::new();
     for dir in &all {

@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use golden::baselines::{Bdi, Bpc, CPack, Fpc, MpcBlockCodec, Sc2};
 use golden::corpus::{Corpus, Split};
@@ -260,11 +259,7 @@ fn main() -> Result<()> {
             cli.corpus.display()
         );
     }
-    let pb = ProgressBar::new(total);
-    pb.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} blocks ({eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let pb = golden::progress::bar(total, "blocks", "evaluating");
     let t_eval = Instant::now();
     let e = evaluate(
         &corpus,

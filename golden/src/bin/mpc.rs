@@ -14,7 +14,6 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use golden::blocks::read_blocks;
 use golden::mpc::{self, table1::CODE_KIND_NAMES, ModelSet, MpcCodec, BLOCK_BYTES};
-use indicatif::{ProgressBar, ProgressStyle};
 
 #[derive(Parser)]
 #[command(name = "mpc", version, about = "MPC golden-model tools")]
@@ -96,11 +95,7 @@ fn ratio(model: &Path, pad: bool, verify: bool, files: &[PathBuf]) -> Result<()>
     );
     for f in files {
         let blocks = read_blocks::<BLOCK_BYTES>(f, pad)?;
-        let bar = ProgressBar::new(blocks.len() as u64).with_style(
-            ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} blocks")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar.set_message(f.display().to_string());
+        let bar = golden::progress::bar(blocks.len() as u64, "blocks", &f.display().to_string());
         let (mut orig, mut comp) = (0u64, 0u64);
         for (i, b) in blocks.iter().enumerate() {
             let c = codec.compress(b);

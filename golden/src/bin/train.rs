@@ -18,7 +18,7 @@ use golden::train::report::{render, summary_line, Compared, ReportInput};
 use golden::train::{
     self, heatmap, EdgeWeight, Group, RootChoice, SetSpec, ShiftCost, TrainOptions,
 };
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Preset {
@@ -159,14 +159,7 @@ struct Cli {
 }
 
 fn bar(len: u64, msg: &str) -> ProgressBar {
-    let pb = ProgressBar::new(len);
-    pb.set_style(
-        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} {wide_msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    pb.set_message(msg.to_string());
-    pb
+    golden::progress::bar(len, "steps", msg)
 }
 
 fn options(cli: &Cli) -> TrainOptions {

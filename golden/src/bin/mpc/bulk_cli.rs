@@ -13,7 +13,7 @@ use golden::bulk::format::{Header, HEADER_BYTES, MAX_CHUNK_BYTES};
 use golden::bulk::stream::{DEFAULT_CHUNK_BLOCKS, DEFAULT_WINDOW, GPU_WINDOW, MAX_WINDOW};
 use golden::bulk::{self, open_codec, BlockReader, BulkCodec, CompressOptions, Engine, MpcBulk};
 use golden::mpc::fast::Kernel;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget};
 
 use crate::output::Output;
 
@@ -357,20 +357,10 @@ fn pick_engine(
 }
 
 fn bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
-    let b = match len {
-        Some(l) => ProgressBar::new(l),
-        None => ProgressBar::new_spinner(),
-    };
+    let b = golden::progress::bytes_bar(len, what);
     if quiet {
         b.set_draw_target(ProgressDrawTarget::hidden());
     }
-    b.set_style(
-        ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    b.set_message(what.to_string());
     b
 }
 
