@@ -121,6 +121,11 @@ impl Bits {
         self.words.iter().all(|&w| w == 0)
     }
 
+    /// True when every bit is one.
+    pub fn is_ones(&self) -> bool {
+        (0..self.width).all(|i| self.bit(i))
+    }
+
     // ----- crate-internal operations; callers guarantee widths -----
 
     /// Zero vector of any width (0 allowed internally).

@@ -453,6 +453,30 @@ impl Expr {
         if let (ExprKind::Const(a), ExprKind::Const(b)) = (&self.kind, &rhs.kind) {
             return Ok(Expr::bits(fold_binary(op, a, b)));
         }
+        // Identities with one constant operand, so generated code never
+        // shows `x & 1'b1` or `1'b0 | x`: x & 1..1 = x, x & 0 = 0,
+        // x | 0 = x, x | 1..1 = 1..1, x ^ 0 = x, x + 0 = x, x - 0 = x.
+        let folded = |c: &Bits, x: &Expr, c_first: bool| -> Option<Expr> {
+            match op {
+                BinOp::And if c.is_ones() => Some(x.clone()),
+                BinOp::And if c.is_zero() => Some(Expr::bits(c.clone())),
+                BinOp::Or if c.is_zero() => Some(x.clone()),
+                BinOp::Or if c.is_ones() => Some(Expr::bits(c.clone())),
+                BinOp::Xor | BinOp::Add if c.is_zero() => Some(x.clone()),
+                BinOp::Sub if c.is_zero() && !c_first => Some(x.clone()),
+                _ => None,
+            }
+        };
+        if let ExprKind::Const(c) = &rhs.kind {
+            if let Some(e) = folded(c, self, false) {
+                return Ok(e);
+            }
+        }
+        if let ExprKind::Const(c) = &self.kind {
+            if let Some(e) = folded(c, rhs, true) {
+                return Ok(e);
+            }
+        }
         Ok(Expr {
             width: if op.is_compare() { 1 } else { self.width },
             kind: ExprKind::Binary {

@@ -980,6 +980,19 @@ fn constant_folding_and_simplification() -> R {
     assert_eq!(a.expr().repeat(4)?.slice(15, 8)?, a.expr());
     assert_eq!(a.expr().to_string(), "a");
     assert_eq!(a.slice(7, 7)?.to_string(), "a[7]");
+    // Identities with a constant operand fold away.
+    let (ones, zero, x) = (c(255, 8), c(0, 8), a.expr());
+    assert_eq!(x.and(&ones)?, x);
+    assert_eq!(ones.and(&x)?, x);
+    assert_eq!(x.and(&zero)?.as_const(), Some(&Bits::zero(8)?));
+    assert_eq!(zero.or(&x)?, x);
+    assert_eq!(x.or(&ones)?.as_const(), Some(&Bits::ones(8)?));
+    assert_eq!(x.xor(&zero)?, x);
+    assert_eq!(zero.add(&x)?, x);
+    assert_eq!(x.sub(&zero)?, x);
+    // 0 - x is not x, and a partial mask is not an identity.
+    assert_ne!(zero.sub(&x)?, x);
+    assert_ne!(x.and(&c(15, 8))?, x);
     Ok(())
 }
 
