@@ -118,6 +118,23 @@ fn area(rtl: &Path, set_dir: &Path, abc: &str) -> Result<(f64, Option<f64>)> {
     Ok((get("mpc_compressor")?, get("mpc_decompressor").ok()))
 }
 
+/// This command line, program name without its directory.
+fn command_line() -> String {
+    let mut args = std::env::args();
+    let prog = args
+        .next()
+        .map(|p| {
+            Path::new(&p)
+                .file_name()
+                .map_or(p.clone(), |n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default();
+    std::iter::once(prog)
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn rule(s: Selection) -> &'static str {
     match s {
         Selection::ZeroRun => "zero-run",
@@ -200,9 +217,17 @@ fn main() -> Result<()> {
             format!(" ({:+.1}%)", 100.0 * (v / r - 1.0))
         })
     };
-    let mut md = String::from(
-        "| selection | K | set | unseen ratio | mixed + workload | compressor NAND2-eq | decompressor NAND2-eq |\n\
+    let command = command_line();
+    let mut md = format!(
+        "# MPC ratio against area\n\nWritten by `curve` (golden/src/bin/curve.rs; discussion in \
+         docs/eval/label-free.md):\n\n```\n{command}\n```\n\nRatios: golden codec, paper split \
+         (seed {}) of `{}`; percentages against the reference set. Area: NAND2-eq from the \
+         `unit_synth` reports (ABC script `{}`).\n\n\
+         | selection | K | set | unseen ratio | mixed + workload | compressor NAND2-eq | decompressor NAND2-eq |\n\
          |---|---:|---|---:|---:|---:|---:|\n",
+        cli.seed,
+        cli.corpus.display(),
+        cli.abc
     );
     let rows = reference.iter().chain(by_rule.values().flatten().copied());
     for p in rows {
