@@ -118,21 +118,10 @@ fn area(rtl: &Path, set_dir: &Path, abc: &str) -> Result<(f64, Option<f64>)> {
     Ok((get("mpc_compressor")?, get("mpc_decompressor").ok()))
 }
 
-/// This command line, program name without its directory.
+/// This command line as `curve ARGS`.
 fn command_line() -> String {
-    let mut args = std::env::args();
-    let prog = args
-        .next()
-        .map(|p| {
-            Path::new(&p)
-                .file_name()
-                .map_or(p.clone(), |n| n.to_string_lossy().into_owned())
-        })
-        .unwrap_or_default();
-    std::iter::once(prog)
-        .chain(args)
-        .collect::<Vec<_>>()
-        .join(" ")
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    format!("curve {}", args.join(" "))
 }
 
 fn rule(s: Selection) -> &'static str {
