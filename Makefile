@@ -16,7 +16,7 @@ setup:
 ## The main job on the shipped default model set: generate the RTL into
 ## build/<set>/, lint it, and report the set's compression ratio on the corpus.
 run: gen
-	$(CARGO) run --release -p golden --bin mpc -- ratio --verify --model $(MODEL) $(wildcard $(CORPUS)/*/*.bin)
+	$(CARGO) run --release -p bulk --bin mpc -- ratio --verify --model $(MODEL) $(wildcard $(CORPUS)/*/*.bin)
 
 ## Generate the compressor and decompressor Verilog for MODEL and lint it.
 gen:
@@ -31,7 +31,7 @@ gen:
 ## model set on both simulators.
 test: lint
 	$(CARGO) test --workspace
-	$(CARGO) test -p golden --features gpu --test gpu_device --test gpu_engine --test gpu_magbdi_dpc --test gpu_mpc --test gpu_corpus --test gpu_cli
+	$(CARGO) test -p bulk --features gpu --test gpu_device --test gpu_engine --test gpu_magbdi_dpc --test gpu_mpc --test gpu_corpus --test gpu_cli
 	$(MAKE) fuzz-short
 	$(MAKE) cosim-all
 
@@ -80,7 +80,7 @@ cosim-dpc:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p golden --features gpu --all-targets -- -D warnings
+	$(CARGO) clippy -p bulk --features gpu --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
@@ -106,7 +106,7 @@ synth-scaling:
 CURVE_K   ?= 1 2 3 5 8 12 16 24 32
 CURVE_DIR ?= build/curve
 curve:
-	$(CARGO) build --release -p golden --bin train --bin curve -p hdl --bin gen -p synth --bin unit_synth
+	$(CARGO) build --release -p tools --bin train --bin curve -p hdl --bin gen -p synth --bin unit_synth
 	set -e; for k in $(CURVE_K); do for r in zero-run exact; do \
 	  d=$(CURVE_DIR)/sets/$$r-$$k; \
 	  [ -f $$d/model.toml ] || ./target/release/train --corpus $(CORPUS) --out $$d --name auto$$k-$$r --predictors $$k --selection $$r; \
@@ -140,7 +140,7 @@ bench:
 	$(CARGO) bench -p golden --bench codec -- $(MODEL) $(CORPUS)
 
 ratio:
-	$(CARGO) run --release -p golden --bin mpc -- ratio --model $(MODEL) $(wildcard $(CORPUS)/*/*.bin)
+	$(CARGO) run --release -p bulk --bin mpc -- ratio --model $(MODEL) $(wildcard $(CORPUS)/*/*.bin)
 
 clean:
 	$(CARGO) clean

@@ -289,14 +289,14 @@ mod tests {
 
     #[test]
     fn backtrace_summary_keeps_golden_frames() {
-        let bt = "   0: std::backtrace::Backtrace::force_capture\n             at /rustc/x/library/std/src/backtrace.rs:312:13\n   1: golden::bulk::stream::decode_slot::h0123456789abcdef\n             at /work/x/golden/src/bulk/stream.rs:440:5\n   2: mpcgen_fuzz::harness::run\n";
+        let bt = "   0: std::backtrace::Backtrace::force_capture\n             at /rustc/x/library/std/src/backtrace.rs:312:13\n   1: bulk::stream::decode_slot::h0123456789abcdef\n             at /work/x/bulk/src/stream.rs:440:5\n   2: mpcgen_fuzz::harness::run\n";
         assert_eq!(
             summarize_backtrace(bt),
-            "golden::bulk::stream::decode_slot (golden/src/bulk/stream.rs:440:5)"
+            "bulk::stream::decode_slot (bulk/src/stream.rs:440:5)"
         );
         assert_eq!(
             site_function(&summarize_backtrace(bt)),
-            "golden::bulk::stream::decode_slot"
+            "bulk::stream::decode_slot"
         );
         assert_eq!(summarize_backtrace("nothing"), "unknown site");
     }

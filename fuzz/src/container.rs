@@ -11,7 +11,7 @@
 //! work on the final bytes (truncation at part boundaries, trailing bytes,
 //! byte flips).
 
-use golden::bulk::format::{
+use bulk::format::{
     crc32, FRAME_BYTES, HEADER_BYTES, INDEX_ENTRY_BYTES, INDEX_HEAD_BYTES, INDEX_MARKER,
     TRAILER_BYTES, UNKNOWN_LEN,
 };
@@ -976,7 +976,7 @@ mod tests {
 
     fn tiny() -> Parts {
         let mut header = vec![0u8; HEADER_BYTES];
-        header[..8].copy_from_slice(&golden::bulk::format::MAGIC);
+        header[..8].copy_from_slice(&bulk::format::MAGIC);
         let mut p = Parts {
             header,
             chunks: vec![
@@ -995,7 +995,7 @@ mod tests {
             trailer: [0; TRAILER_BYTES],
         };
         put_u32(&mut p.index_head, 0, INDEX_MARKER);
-        p.trailer[28..].copy_from_slice(&golden::bulk::format::TRAILER_MAGIC);
+        p.trailer[28..].copy_from_slice(&bulk::format::TRAILER_MAGIC);
         for c in &mut p.chunks {
             c.set(frm::STORED, c.stored.len() as u32);
         }

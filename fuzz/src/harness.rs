@@ -775,7 +775,7 @@ fn candidates(target: &str, data: &[u8]) -> Vec<Vec<u8>> {
     if target.starts_with("container") {
         if let Some(p) = crate::container::Parts::parse(data) {
             use crate::container::{frm, get_u64, hdr};
-            use golden::bulk::format::UNKNOWN_LEN;
+            use bulk::format::UNKNOWN_LEN;
             let bb = p.block_bytes() as u64;
             for k in (0..p.chunks.len()).rev() {
                 // drop chunk k as is; with the index and checksums made
@@ -951,9 +951,9 @@ mod tests {
         let st = ExitStatus::from_raw(6);
         let f = classify_crash(
             &st,
-            "fuzz-alloc-refused: 137438953440 bytes with 100 bytes live for this input, over the 268435456-byte cap, at golden::bulk::stream::decode_slot (golden/src/bulk/stream.rs:440:5)\nmemory allocation of 137438953440 bytes failed\n",
+            "fuzz-alloc-refused: 137438953440 bytes with 100 bytes live for this input, over the 268435456-byte cap, at bulk::stream::decode_slot (bulk/src/stream.rs:440:5)\nmemory allocation of 137438953440 bytes failed\n",
         );
-        assert_eq!(f.class, "memory@golden::bulk::stream::decode_slot");
+        assert_eq!(f.class, "memory@bulk::stream::decode_slot");
         let f = classify_crash(
             &ExitStatus::from_raw(EXIT_TIMEOUT << 8),
             "fuzz-timeout: one input ran over 2100 ms, the limit is 2000 ms\n",

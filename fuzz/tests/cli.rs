@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use golden::bulk::stream::compress;
-use golden::bulk::{open_codec, CompressOptions, Engine};
+use bulk::stream::compress;
+use bulk::{open_codec, CompressOptions, Engine};
 
 const TARGETS: [&str; 4] = [
     "container-stream",

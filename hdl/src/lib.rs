@@ -1,12 +1,13 @@
-//! Typed Verilog IR and, later, the generators of the compressor and
-//! decompressor RTL.
-//!
-//! The [`ir`] module is a small typed intermediate representation that
-//! emits lint-clean Verilog-2005 (see `docs/decisions/0001-own-verilog-ir.md`).
+//! The generators of the compressor and decompressor RTL: MPC (`mpc`),
+//! MAG-aware BDI (`bdi`) and DPC (`dpc`), built on the typed Verilog IR of
+//! the `hdl-ir` crate (re-exported as [`ir`]; see
+//! `docs/decisions/0001-own-verilog-ir.md`).
+
+pub use hdl_ir as ir;
 
 pub mod bdi;
+pub mod circuits;
 pub mod dpc;
-pub mod ir;
 pub mod mpc;
 pub mod output;
 pub mod tools;

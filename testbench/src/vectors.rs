@@ -32,7 +32,7 @@ pub enum VectorError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    CorpusFiles(#[from] golden::corpus::CorpusError),
+    CorpusFiles(#[from] tools::corpus::CorpusError),
     #[error(transparent)]
     CorpusData(#[from] golden::npy::DataError),
     #[error("cannot write {path}: {source}")]
@@ -120,11 +120,11 @@ pub struct GenConfig {
 // ---- corpus --------------------------------------------------------------
 
 /// The corpus files of each class, classes sorted
-/// ([`golden::corpus::files_by_class`]: `MANIFEST.tsv` when present, else
+/// ([`tools::corpus::files_by_class`]: `MANIFEST.tsv` when present, else
 /// class subdirectories, files directly in the directory or a single file
 /// being `unlabelled`). Raw `.bin` and `.npy` files alike.
 pub fn corpus_classes(dir: &Path) -> Result<Vec<(String, Vec<PathBuf>)>, VectorError> {
-    Ok(golden::corpus::files_by_class(dir)?)
+    Ok(tools::corpus::files_by_class(dir)?)
 }
 
 /// The data of one corpus file: its bytes, or a `.npy` array's bytes in C

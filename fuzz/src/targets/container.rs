@@ -1,7 +1,7 @@
 //! `container-stream` and `container-random`: mutated bulk containers
 //! through the streaming decoder and through random access.
 //!
-//! Seeds are real containers made by `golden::bulk::compress` from small
+//! Seeds are real containers made by `bulk::compress` from small
 //! pieces of the corpus (random data without one) for every algorithm
 //! `open_codec` knows, with 1 to 64 blocks a chunk so there are many
 //! chunks; each seed keeps a sibling, the same data at another chunk size,
@@ -19,12 +19,12 @@
 use std::io::Cursor;
 use std::path::Path;
 
-use golden::bulk::format::{
+use bulk::format::{
     index_count, parse_index, Header, Trailer, FRAME_BYTES, HEADER_BYTES, INDEX_HEAD_BYTES,
     INDEX_MARKER, TRAILER_BYTES,
 };
-use golden::bulk::stream::compress;
-use golden::bulk::{
+use bulk::stream::compress;
+use bulk::{
     open_codec, BlockReader, BulkCodec, BulkError, CompressOptions, Engine, Summary, ALGOS,
 };
 
@@ -77,7 +77,7 @@ type Decoded = Result<(Vec<u8>, Summary), BulkError>;
 
 fn stream(codec: &dyn BulkCodec, data: &[u8], engine: Engine, window: usize) -> Decoded {
     let mut out = Vec::new();
-    let s = golden::bulk::decompress(codec, data, &mut out, engine, window, &|_| {})?;
+    let s = bulk::decompress(codec, data, &mut out, engine, window, &|_| {})?;
     Ok((out, s))
 }
 

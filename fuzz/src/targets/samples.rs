@@ -17,34 +17,13 @@ pub struct Samples {
     pieces: Vec<Vec<u8>>,
 }
 
-fn corpus_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return files;
-    };
-    let mut subdirs: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    subdirs.sort();
-    for d in subdirs.iter().filter(|p| p.is_dir()) {
-        if let Ok(rd) = std::fs::read_dir(d) {
-            let mut v: Vec<_> = rd
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-                .collect();
-            v.sort();
-            files.extend(v);
-        }
-    }
-    files
-}
-
 impl Samples {
-    /// Pieces of every `*/*.bin` file under `corpus` at offsets drawn from
-    /// `seed`; none when the directory is missing.
+    /// Pieces of every data file of `corpus` at offsets drawn from `seed`;
+    /// none when the directory is missing or holds no data file.
     pub fn load(corpus: &Path, seed: u64) -> Samples {
         let mut rng = Rng::new(seed ^ 0x5a4d_504c_4553);
         let mut pieces = Vec::new();
-        for f in corpus_files(corpus) {
+        for f in tools::corpus::data_files_of(corpus).unwrap_or_default() {
             let Ok(mut file) = File::open(&f) else {
                 continue;
             };

@@ -11,9 +11,9 @@
 
 use golden::magbdi::Table;
 
-use super::{first_set, fits};
+use super::fits;
+use crate::circuits::{first_set, k, onehot_mux, wire, Pipeline};
 use crate::ir::{Expr, IrError, Module};
-use crate::mpc::circuits::{k, onehot_mux, wire, Pipeline};
 
 pub const MODULE: &str = "bdi_compressor";
 
@@ -34,6 +34,7 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
     let out_ready = m.input("out_ready", 1)?;
     let out_enc = m.output("out_enc", e)?;
     let out_data = m.output("out_data", bus)?;
+    m.section("stage 1: one compressor unit per delta width, the smallest size that fits, output register")?;
 
     let vals: Vec<Expr> = (0..n as u32)
         .map(|j| in_block.expr().slice(w * j + w - 1, w * j))
@@ -116,8 +117,8 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
     let data = wire(&mut m, "data", onehot_mux(&sel, &datas)?)?;
 
     let pipe = Pipeline::new(&mut m, 1, &in_valid.expr(), &out_ready.expr())?;
-    let s1_enc = pipe.reg(&mut m, 1, "s1_enc", enc)?;
-    let s1_data = pipe.reg(&mut m, 1, "s1_data", data)?;
+    let s1_enc = pipe.reg(&mut m, 1, "enc", enc)?;
+    let s1_data = pipe.reg(&mut m, 1, "data", data)?;
     m.assign(&in_ready, pipe.enable[0].clone())?;
     m.assign(&out_valid, pipe.valid[0].expr())?;
     m.assign(&out_enc, s1_enc)?;

@@ -11,8 +11,8 @@
 
 use golden::magbdi::{DeltaMode, Table};
 
+use crate::circuits::{eq_const, k, onehot_mux, wire, Pipeline};
 use crate::ir::{Expr, IrError, Module};
-use crate::mpc::circuits::{eq_const, k, onehot_mux, wire, Pipeline};
 
 pub const MODULE: &str = "bdi_decompressor";
 
@@ -34,6 +34,9 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
     let out_ready = m.input("out_ready", 1)?;
     let out_block = m.output("out_block", bus)?;
     let out_error = m.output("out_error", 1)?;
+    m.section(
+        "stage 1: delta fields per size, select by the encoding, vector add, output register",
+    )?;
 
     // the bit string of the stored bytes, MSB first: stream bit t is bit
     // 7 - t%8 of byte t/8
@@ -126,8 +129,8 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
     let block = Expr::mux(&error, &k(0, bus)?, &block)?;
 
     let pipe = Pipeline::new(&mut m, 1, &in_valid.expr(), &out_ready.expr())?;
-    let s1_block = pipe.reg(&mut m, 1, "s1_block", block)?;
-    let s1_error = pipe.reg(&mut m, 1, "s1_error", error)?;
+    let s1_block = pipe.reg(&mut m, 1, "block", block)?;
+    let s1_error = pipe.reg(&mut m, 1, "error", error)?;
     m.assign(&in_ready, pipe.enable[0].clone())?;
     m.assign(&out_valid, pipe.valid[0].expr())?;
     m.assign(&out_block, s1_block)?;

@@ -201,36 +201,3 @@ pub(crate) fn fits(
         }
     }
 }
-
-/// Up to this many flags, [`first_set`] writes the priority chain out per
-/// flag (`flag_j & ~flag_0 & ... & ~flag_{j-1}`); its text grows with the
-/// square of the count, so longer vectors use one adder instead.
-pub(crate) const PRIORITY_CHAIN_MAX: u32 = 32;
-
-/// The one-hot of the lowest set bit of `flags` (bit `j` = flag `j`), one
-/// expression per bit, and whether no bit is set. Up to
-/// [`PRIORITY_CHAIN_MAX`] flags as a chain of ANDs; beyond, as the wire
-/// `name = flags & (~flags + 1)` (the carry of the increment runs through
-/// the low zero flags and stops at the first set one).
-pub(crate) fn first_set(
-    m: &mut crate::ir::Module,
-    name: &str,
-    flags: &crate::ir::Expr,
-) -> Result<(Vec<crate::ir::Expr>, crate::ir::Expr), IrError> {
-    use crate::ir::Expr;
-    let n = flags.width();
-    if n <= PRIORITY_CHAIN_MAX {
-        let mut first = Vec::with_capacity(n as usize);
-        let mut none_before = Expr::bool(true);
-        for j in 0..n {
-            let f = flags.bit(j)?;
-            first.push(f.and(&none_before)?);
-            none_before = none_before.and(&f.not())?;
-        }
-        return Ok((first, none_before));
-    }
-    let inc = flags.not().add(&crate::mpc::circuits::k(1, n)?)?;
-    let onehot = crate::mpc::circuits::wire(m, name, flags.and(&inc)?)?;
-    let first = (0..n).map(|j| onehot.bit(j)).collect::<Result<_, _>>()?;
-    Ok((first, flags.reduce_or().not()))
-}

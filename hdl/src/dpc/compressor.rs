@@ -7,10 +7,10 @@
 
 use golden::dpc::{DpcParams, Mode};
 
-use super::circuits::{compact, lookup, pack, Field};
 use super::{len_width, module_name, Unit};
+use crate::circuits::{bits_for, k, sum, wire, Pipeline};
+use crate::circuits::{compact, lookup, pack, Field};
 use crate::ir::{Expr, IrError, Module};
-use crate::mpc::circuits::{bits_for, k, sum, wire, Pipeline};
 
 /// Segments of a data bus (segment 0 least significant).
 fn segments(data: &Expr, p: &DpcParams) -> Result<Vec<Expr>, IrError> {
@@ -98,7 +98,7 @@ pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
     m.assign(&in_ready, pl.enable[0].clone())?;
     m.assign(&out_valid, pl.valid[1].expr())?;
 
-    // ---- stage 1: filter, ES and patterns
+    pl.stage(&mut m, 1, "filter, ES and patterns")?;
     let blk = in_block.expr();
     let mask_bits: Vec<Expr> = match &in_mask {
         Some(mk) => (0..ks)
@@ -124,7 +124,7 @@ pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
                 .map(|j| npc.cmp_gt(&k((j / g) as u128, cw)?))
                 .collect::<Result<_, _>>()?;
             let (es, ones) = status(&mut m, "grp", &compacted, Some(&valid), p)?;
-            (compacted, es, ones, vec![("s1_npc", npc)])
+            (compacted, es, ones, vec![("npc", npc)])
         }
         Mode::Man => {
             let zeroed: Vec<Expr> = sectors
@@ -142,23 +142,23 @@ pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
                 Expr::mux(&pick, &manip, &blk)?,
                 Expr::mux(&pick, &es_m, &es_o)?,
                 Expr::mux(&pick, &ones_m, &ones_o)?,
-                vec![("s1_manipulated", pick)],
+                vec![("manipulated", pick)],
             )
         }
     };
-    let s1_data = pl.reg(&mut m, 1, "s1_data", data)?;
-    let s1_es = pl.reg(&mut m, 1, "s1_es", es)?;
-    let s1_ones = pl.reg(&mut m, 1, "s1_ones", ones)?;
+    let s1_data = pl.reg(&mut m, 1, "data", data)?;
+    let s1_es = pl.reg(&mut m, 1, "es", es)?;
+    let s1_ones = pl.reg(&mut m, 1, "ones", ones)?;
     let mut s1_extra = Vec::new();
     for (name, e) in extra {
         s1_extra.push(pl.reg(&mut m, 1, name, e)?);
     }
     let s1_mask = match &in_mask {
-        Some(mk) if truc => Some(pl.reg(&mut m, 1, "s1_mask", mk.expr())?),
+        Some(mk) if truc => Some(pl.reg(&mut m, 1, "mask", mk.expr())?),
         _ => None,
     };
 
-    // ---- stage 2: pack, choose coded or raw
+    pl.stage(&mut m, 2, "pack, choose coded or raw")?;
     let nw = bits_for(n as u64);
     let codedw = w + w * n;
     let clw = bits_for(codedw as u64);
@@ -241,12 +241,12 @@ pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
         .zext(lw.max(clw))?
         .add(&k(kp as u128 + 1, lw.max(clw))?)?
         .trunc(lw)?;
-    let s2_bits = pl.reg(&mut m, 2, "s2_bits", packet)?;
-    let s2_len = pl.reg(&mut m, 2, "s2_len", len)?;
+    let s2_bits = pl.reg(&mut m, 2, "bits", packet)?;
+    let s2_len = pl.reg(&mut m, 2, "len", len)?;
     m.assign(&out_bits, s2_bits)?;
     m.assign(&out_len, s2_len)?;
     if let Some(o) = out_manip {
-        let r = pl.reg(&mut m, 2, "s2_manipulated", s1_extra[0].clone())?;
+        let r = pl.reg(&mut m, 2, "manipulated", s1_extra[0].clone())?;
         m.assign(&o, r)?;
     }
     Ok(m)

@@ -8,10 +8,10 @@
 
 use golden::dpc::{DpcParams, Mode};
 
-use super::circuits::{expand, lookup, unpack};
 use super::{len_width, module_name, Unit};
+use crate::circuits::{bits_for, k, sum, wire, Pipeline};
+use crate::circuits::{expand, lookup, unpack};
 use crate::ir::{Expr, IrError, Module};
-use crate::mpc::circuits::{bits_for, k, sum, wire, Pipeline};
 
 pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
     let mode = if truc { Mode::Truc } else { Mode::Plain };
@@ -47,7 +47,7 @@ pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
     m.assign(&in_ready, pl.enable[0].clone())?;
     m.assign(&out_valid, pl.valid[1].expr())?;
 
-    // ---- stage 1: parse, unpack, check the length
+    pl.stage(&mut m, 1, "parse, unpack, check the length")?;
     let bits = in_bits.expr();
     let top = inw - 1;
     let mask_bits: Vec<Expr> = (0..kp)
@@ -128,20 +128,20 @@ pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
         Expr::mux(&c, &coded_len, &raw_len)?.add(&k(kp as u128 + 1, xw)?)?,
     )?;
     let error = expected.cmp_ne(&in_len.expr().zext(xw)?)?;
-    let s1_block = pl.reg(&mut m, 1, "s1_block", block)?;
-    let s1_error = pl.reg(&mut m, 1, "s1_error", error)?;
+    let s1_block = pl.reg(&mut m, 1, "block", block)?;
+    let s1_error = pl.reg(&mut m, 1, "error", error)?;
     let s1_mask = if truc {
         Some(pl.reg(
             &mut m,
             1,
-            "s1_mask",
+            "mask",
             Expr::concat(mask_bits.iter().rev().cloned())?,
         )?)
     } else {
         None
     };
 
-    // ---- stage 2: sectors back in place, zero on error
+    pl.stage(&mut m, 2, "sectors back in place, zero on error")?;
     let ok = s1_error.not();
     let (block, mask) = match &s1_mask {
         Some(mk) => {
@@ -153,12 +153,12 @@ pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
         }
         None => (s1_block.clone(), None),
     };
-    let s2_block = pl.reg(&mut m, 2, "s2_block", block.and(&ok.repeat(8 * b)?)?)?;
-    let s2_error = pl.reg(&mut m, 2, "s2_error", s1_error)?;
+    let s2_block = pl.reg(&mut m, 2, "block", block.and(&ok.repeat(8 * b)?)?)?;
+    let s2_error = pl.reg(&mut m, 2, "error", s1_error)?;
     m.assign(&out_block, s2_block)?;
     m.assign(&out_error, s2_error)?;
     if let (Some(o), Some(mk)) = (out_mask, mask) {
-        let r = pl.reg(&mut m, 2, "s2_mask", mk)?;
+        let r = pl.reg(&mut m, 2, "mask", mk)?;
         m.assign(&o, r)?;
     }
     Ok(m)

@@ -3,7 +3,6 @@
 //! DPC (which also decodes DF-MAN) and DF-TRUC. Interface and structure:
 //! `docs/hw/dpc.md`; format: `docs/spec/dpc.md`.
 
-pub mod circuits;
 pub mod compressor;
 pub mod decompressor;
 
@@ -11,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use golden::dpc::{DpcParams, Mode};
 
+use crate::circuits::bits_for;
 use crate::ir::{IrError, VerilogFile};
-use crate::mpc::circuits::bits_for;
 
 /// Pipeline latency of every DPC unit (edges from input to output).
 pub const COMPRESSOR_LATENCY: u32 = 2;

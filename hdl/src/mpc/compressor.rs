@@ -15,11 +15,11 @@
 
 use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, SYMBOLS};
 
-use super::circuits::{
-    bits_for, block_of, byte, eq_const, k, onehot_mux, popcount, shr_var, sum, wire, Pipeline,
-};
 use super::probes::{Probes, When};
 use super::table1::{self, LEN_BITS, SLOT};
+use crate::circuits::{
+    bits_for, block_of, byte, eq_const, k, onehot_mux, popcount, shr_var, sum, wire, Pipeline,
+};
 use crate::ir::{Expr, IrError, Module};
 
 /// Width of the `len` ports.
@@ -283,7 +283,7 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     m.assign(&in_ready, pipe.enable[0].clone())?;
     m.assign(&out_valid, pipe.valid[2].expr())?;
 
-    // ---- stage 1: predict, transform, score, select
+    pipe.stage(&mut m, 1, "predict, transform, score, select")?;
     let symbols: Vec<Expr> = set
         .predictors
         .iter()
@@ -371,7 +371,7 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
         &mut m,
         &pipe,
         1,
-        "s1_choice_id",
+        "choice_id",
         choice,
         "choice_id",
         When::Always,
@@ -380,7 +380,7 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
         &mut m,
         &pipe,
         1,
-        "s1_symbols",
+        "symbols",
         chosen,
         "chosen.symbols",
         When::Predictor,
@@ -389,13 +389,13 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
         &mut m,
         &pipe,
         1,
-        "s1_block",
+        "block",
         in_block.clone(),
         "block",
         When::Always,
     )?;
 
-    // ---- stage 2: codes, lengths, raw check
+    pipe.stage(&mut m, 2, "codes, lengths, raw check")?;
     let (lens, codes) = symbol_codes(&mut m, "enc", &s1_symbols, true)?;
     let code_total = probes.wire(
         &mut m,
@@ -453,27 +453,27 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
         slot_lens.push(len);
     }
     let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &s1_choice_id)?;
-    let s2_codes = pipe.reg(&mut m, 2, "s2_codes", Expr::concat(slot_codes)?)?;
-    let s2_code_lens = pipe.reg(&mut m, 2, "s2_code_lens", Expr::concat(slot_lens)?)?;
-    probes.record(
+    let s2_codes = pipe.reg(&mut m, 2, "codes", Expr::concat(slot_codes)?)?;
+    let s2_code_lens = pipe.reg(&mut m, 2, "code_lens", Expr::concat(slot_lens)?)?;
+    probes.record_reg(
         &m,
         2,
-        "s2_codes",
+        "codes",
         "output.payload",
         When::Always,
-        Some("s2_code_lens"),
+        Some("code_lens"),
     )?;
     let s2_selected_id = probes.reg(
         &mut m,
         &pipe,
         2,
-        "s2_selected_id",
+        "selected_id",
         selected,
         "selected_id",
         When::Always,
     )?;
 
-    // ---- stage 3: pack the 16 slots behind the header
+    pipe.stage(&mut m, 3, "pack the 16 slots behind the header")?;
     let mut level: Vec<(Expr, Expr)> = (0..SYMBOLS)
         .map(|s| {
             let hi = SLOT * (SYMBOLS as u32 - s as u32) - 1;
@@ -520,20 +520,12 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     let total_len = payload_len
         .zext(LEN_WIDTH)?
         .add(&k(h as u128, LEN_WIDTH)?)?;
-    let s3_bits = probes.reg(
-        &mut m,
-        &pipe,
-        3,
-        "s3_bits",
-        bits,
-        "output.bits",
-        When::Always,
-    )?;
+    let s3_bits = probes.reg(&mut m, &pipe, 3, "bits", bits, "output.bits", When::Always)?;
     let s3_len = probes.reg(
         &mut m,
         &pipe,
         3,
-        "s3_len",
+        "len",
         total_len,
         "output.len",
         When::Always,
@@ -542,7 +534,7 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
         &mut m,
         &pipe,
         3,
-        "s3_model",
+        "model",
         s2_selected_id,
         "output.model",
         When::Always,

@@ -16,10 +16,10 @@
 
 use golden::mpc::{ByteRule, ModelSet, Predictor, SYMBOLS};
 
-use super::circuits::{block_of, byte, eq_const, k, onehot_mux, wire, Pipeline};
 use super::compressor::LEN_WIDTH;
 use super::probes::{Probes, When};
 use super::table1::priority;
+use crate::circuits::{block_of, byte, eq_const, k, onehot_mux, wire, Pipeline};
 use crate::ir::{Expr, IrError, Module};
 
 /// Decoder state between steps.
@@ -330,7 +330,7 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
         Ok((preds, zero, same, raw))
     };
 
-    // ---- stage 1: header, codes 0..7
+    pipe.stage(&mut m, 1, "header, codes 0..7")?;
     let id = probes.wire(
         &mut m,
         1,
@@ -364,29 +364,24 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     for n in 0..8 {
         st = step(&mut m, n, &st, &is_pred0, 256)?;
     }
-    let s1_model_id = pipe.reg(&mut m, 1, "s1_model_id", id)?;
-    let s1_stream = pipe.reg(&mut m, 1, "s1_stream", st.stream)?;
-    let s1_symbols = pipe.reg(&mut m, 1, "s1_symbols", st.symbols)?;
-    let s1_sym_index = pipe.reg(&mut m, 1, "s1_sym_index", st.index)?;
-    let s1_used = pipe.reg(&mut m, 1, "s1_used", st.used)?;
-    let s1_len = pipe.reg(&mut m, 1, "s1_len", in_len)?;
-    let s1_error = pipe.reg(&mut m, 1, "s1_error", st.error)?;
+    let s1_model_id = pipe.reg(&mut m, 1, "model_id", id)?;
+    let s1_stream = pipe.reg(&mut m, 1, "stream", st.stream)?;
+    let s1_symbols = pipe.reg(&mut m, 1, "symbols", st.symbols)?;
+    let s1_sym_index = pipe.reg(&mut m, 1, "sym_index", st.index)?;
+    let s1_used = pipe.reg(&mut m, 1, "used", st.used)?;
+    let s1_len = pipe.reg(&mut m, 1, "len", in_len)?;
+    let s1_error = pipe.reg(&mut m, 1, "error", st.error)?;
     for (name, mirrors, when, with) in [
-        ("s1_model_id", "model_id", When::Accepted, None),
-        ("s1_error", "error", When::Accepted, None),
-        ("s1_len", "len", When::Always, None),
-        (
-            "s1_symbols",
-            "symbols",
-            When::Predictor,
-            Some("s1_sym_index"),
-        ),
-        ("s1_used", "used", When::Predictor, Some("s1_sym_index")),
+        ("model_id", "model_id", When::Accepted, None),
+        ("error", "error", When::Accepted, None),
+        ("len", "len", When::Always, None),
+        ("symbols", "symbols", When::Predictor, Some("sym_index")),
+        ("used", "used", When::Predictor, Some("sym_index")),
     ] {
-        probes.record(&m, 1, name, mirrors, when, with)?;
+        probes.record_reg(&m, 1, name, mirrors, when, with)?;
     }
 
-    // ---- stage 2: codes 8..15, length checks
+    pipe.stage(&mut m, 2, "codes 8..15, length checks")?;
     let (preds1, zero1, same1, raw1) = kind_flags(&mut m, &s1_model_id, 1)?;
     let is_pred1 = wire(
         &mut m,
@@ -421,19 +416,19 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
         "s2_error_d",
         st.error.or(&incomplete)?.or(&length_bad)?,
     )?;
-    let s2_symbols = pipe.reg(&mut m, 2, "s2_symbols", st.symbols)?;
-    let s2_payload = pipe.reg(&mut m, 2, "s2_payload", s1_stream)?;
-    let s2_model_id = pipe.reg(&mut m, 2, "s2_model_id", s1_model_id)?;
-    let s2_error = pipe.reg(&mut m, 2, "s2_error", error2)?;
+    let s2_symbols = pipe.reg(&mut m, 2, "symbols", st.symbols)?;
+    let s2_payload = pipe.reg(&mut m, 2, "payload", s1_stream)?;
+    let s2_model_id = pipe.reg(&mut m, 2, "model_id", s1_model_id)?;
+    let s2_error = pipe.reg(&mut m, 2, "error", error2)?;
     for (name, mirrors, when) in [
-        ("s2_symbols", "symbols", When::Predictor),
-        ("s2_model_id", "model_id", When::Accepted),
-        ("s2_error", "error", When::Accepted),
+        ("symbols", "symbols", When::Predictor),
+        ("model_id", "model_id", When::Accepted),
+        ("error", "error", When::Accepted),
     ] {
-        probes.record(&m, 2, name, mirrors, when, None)?;
+        probes.record_reg(&m, 2, name, mirrors, when, None)?;
     }
 
-    // ---- stage 3: inverse transforms, residue select
+    pipe.stage(&mut m, 3, "inverse transforms, residue select")?;
     let (preds2, _, same2, raw2) = kind_flags(&mut m, &s2_model_id, 2)?;
     let residues: Vec<Expr> = set
         .predictors
@@ -453,20 +448,20 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     sel.push(raw2.or(&same2)?);
     vals.push(payload_block);
     let residue = onehot_mux(&sel, &vals)?;
-    let s3_residue = pipe.reg(&mut m, 3, "s3_residue", residue)?;
-    let s3_model_id = pipe.reg(&mut m, 3, "s3_model_id", s2_model_id)?;
-    let s3_error = pipe.reg(&mut m, 3, "s3_error", s2_error)?;
+    let s3_residue = pipe.reg(&mut m, 3, "residue", residue)?;
+    let s3_model_id = pipe.reg(&mut m, 3, "model_id", s2_model_id)?;
+    let s3_error = pipe.reg(&mut m, 3, "error", s2_error)?;
     for (name, mirrors, when) in [
-        ("s3_residue", "residue", When::Predictor),
+        ("residue", "residue", When::Predictor),
         // raw: the payload bytes are the block
-        ("s3_residue", "block", When::Model(set.raw_id())),
-        ("s3_model_id", "model_id", When::Accepted),
-        ("s3_error", "error", When::Accepted),
+        ("residue", "block", When::Model(set.raw_id())),
+        ("model_id", "model_id", When::Accepted),
+        ("error", "error", When::Accepted),
     ] {
-        probes.record(&m, 3, name, mirrors, when, None)?;
+        probes.record_reg(&m, 3, name, mirrors, when, None)?;
     }
 
-    // ---- stage 4: restoration, custom models, output
+    pipe.stage(&mut m, 4, "restoration, custom models, output")?;
     let (preds3, _, same3, raw3) = kind_flags(&mut m, &s3_model_id, 3)?;
     let mut sel = Vec::new();
     let mut vals = Vec::new();
@@ -487,16 +482,16 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     vals.push(s3_residue.slice(31, 0)?.repeat(8)?);
     let ok = s3_error.not();
     let block = onehot_mux(&sel, &vals)?.and(&ok.repeat(256)?)?;
-    let s4_block = pipe.reg(&mut m, 4, "s4_block", block)?;
-    let s4_error = pipe.reg(&mut m, 4, "s4_error", s3_error)?;
-    let s4_model = pipe.reg(&mut m, 4, "s4_model", s3_model_id)?;
+    let s4_block = pipe.reg(&mut m, 4, "block", block)?;
+    let s4_error = pipe.reg(&mut m, 4, "error", s3_error)?;
+    let s4_model = pipe.reg(&mut m, 4, "model", s3_model_id)?;
     for (name, mirrors, when) in [
         // all zero when the golden model rejects the input
-        ("s4_block", "block", When::Always),
-        ("s4_error", "error", When::Always),
-        ("s4_model", "model_id", When::Accepted),
+        ("block", "block", When::Always),
+        ("error", "error", When::Always),
+        ("model", "model_id", When::Accepted),
     ] {
-        probes.record(&m, 4, name, mirrors, when, None)?;
+        probes.record_reg(&m, 4, name, mirrors, when, None)?;
     }
     m.assign(&out_block, s4_block)?;
     m.assign(&out_error, s4_error)?;

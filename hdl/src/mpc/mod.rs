@@ -1,7 +1,6 @@
 //! Generators of the MPC compressor and decompressor RTL from a model set
 //! (docs/hw/mpc-interface.md, mpc-compressor.md, mpc-decompressor.md).
 
-pub mod circuits;
 pub mod compressor;
 pub mod decompressor;
 pub mod probes;

@@ -4,7 +4,7 @@
 //! and `params.json` publishes the lists, so a co-simulation locator
 //! compares exactly the signals the RTL has (docs/hw/cosim.md).
 
-use super::circuits::{wire, Pipeline};
+use crate::circuits::{wire, Pipeline};
 use crate::ir::{Expr, IrError, Module, SignalKind};
 
 /// Where a probe is sampled.
@@ -119,7 +119,31 @@ impl Probes {
         Ok(w)
     }
 
-    /// A data register of stage `stage`, recorded as a probe.
+    /// Record stage `stage`'s existing register `s<stage>_<name>` as a
+    /// probe (`with`: a sibling register of the stage, by the same kind of
+    /// name).
+    pub fn record_reg(
+        &mut self,
+        m: &Module,
+        stage: usize,
+        name: &str,
+        mirrors: &str,
+        when: When,
+        with: Option<&str>,
+    ) -> Result<(), IrError> {
+        let with = with.map(|w| Pipeline::reg_name(stage, w));
+        self.record(
+            m,
+            stage,
+            &Pipeline::reg_name(stage, name),
+            mirrors,
+            when,
+            with.as_deref(),
+        )
+    }
+
+    /// The data register `s<stage>_<name>` of stage `stage`, recorded as a
+    /// probe.
     #[allow(clippy::too_many_arguments)]
     pub fn reg(
         &mut self,
@@ -132,7 +156,7 @@ impl Probes {
         when: When,
     ) -> Result<Expr, IrError> {
         let r = pipe.reg(m, stage, name, next)?;
-        self.record(m, stage, name, mirrors, when, None)?;
+        self.record_reg(m, stage, name, mirrors, when, None)?;
         Ok(r)
     }
 }

@@ -2,7 +2,7 @@
 //! (docs/spec/mpc.md section 4). Codes are produced **left-aligned** in a
 //! 17-bit slot: the code's first bit is slot bit 16.
 
-use super::circuits::{eq_const, k, popcount, wire};
+use crate::circuits::{eq_const, k, popcount, wire};
 use crate::ir::{Expr, IrError, Module};
 
 /// Width of one code slot (the longest code).

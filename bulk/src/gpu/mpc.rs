@@ -1,0 +1,121 @@
+//! MPC kernels of the GPU engine (`wgsl/mpc_compress.wgsl`,
+//! `wgsl/mpc_decompress.wgsl`), bit-exact with [`golden::mpc::MpcCodec`]:
+//! both selection rules, the custom models, the raw escape and the
+//! decoder's checks (`docs/spec/mpc.md`).
+//!
+//! Per predictor the tables hold [`PREDICTOR_WORDS`] words: 32 byte rules
+//! (base in bits 0..7, 32 for a root; left shift in bits 8..11, right shift
+//! in bits 12..15), the inverse reorder (natural index -> stream position,
+//! 256 bytes four to a word), the reorder (stream position -> natural index)
+//! and the restore order (32 bytes). The kernels move only the set bits
+//! through these permutations, so sparse residues cost little.
+
+use super::GpuAlgo;
+use crate::BulkError;
+use golden::mpc::{ByteRule, ModelSet, Selection, BLOCK_BYTES, STREAM_BITS};
+
+/// Table words per predictor.
+pub const PREDICTOR_WORDS: usize = 168;
+
+/// WGSL of the compress kernel (without the bit-writer prelude).
+pub const COMPRESS_WGSL: &str = include_str!("wgsl/mpc_compress.wgsl");
+/// WGSL of the decompress kernel (without the bit-reader prelude).
+pub const DECOMPRESS_WGSL: &str = include_str!("wgsl/mpc_decompress.wgsl");
+
+fn pack_bytes(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes
+        .chunks(4)
+        .map(|c| c.iter().rev().fold(0u32, |acc, &b| (acc << 8) | b as u32))
+}
+
+/// The kernels and tables of `set`; an error when the set breaks the
+/// model-file invariants the kernels rely on (no predictor, more than 256
+/// IDs, a reorder that is not a permutation, a base out of range or on a
+/// cycle, a shift outside -7..=7).
+pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
+    let bad = |msg: String| BulkError::Config(format!("mpc model set `{}`: {msg}", set.name));
+    if set.predictors.is_empty() {
+        return Err(bad("no predictor".into()));
+    }
+    if set.id_count() > 256 {
+        return Err(bad(format!("{} model IDs (at most 256)", set.id_count())));
+    }
+    let mut tables = Vec::with_capacity(set.predictors.len() * PREDICTOR_WORDS + 1);
+    for p in &set.predictors {
+        let mut rules = [BLOCK_BYTES as u32; BLOCK_BYTES];
+        let mut parent = [None; BLOCK_BYTES];
+        for (i, r) in p.bytes.iter().enumerate() {
+            if let ByteRule::Base { base, shift } = *r {
+                if base as usize >= BLOCK_BYTES || base as usize == i || !(-7..=7).contains(&shift)
+                {
+                    return Err(bad(format!(
+                        "predictor {}: byte {i} has base {base}, shift {shift}",
+                        p.name
+                    )));
+                }
+                let (l, rs) = if shift >= 0 {
+                    (shift as u32, 0)
+                } else {
+                    (0, shift.unsigned_abs() as u32)
+                };
+                rules[i] = base as u32 | l << 8 | rs << 12;
+                parent[i] = Some(base as usize);
+            }
+        }
+        let mut depth = [0usize; BLOCK_BYTES];
+        for (i, d) in depth.iter_mut().enumerate() {
+            let mut at = i;
+            while let Some(b) = parent[at] {
+                at = b;
+                *d += 1;
+                if *d > BLOCK_BYTES {
+                    return Err(bad(format!(
+                        "predictor {}: the bases of byte {i} form a cycle",
+                        p.name
+                    )));
+                }
+            }
+        }
+        let mut order: [u8; BLOCK_BYTES] = std::array::from_fn(|i| i as u8);
+        order.sort_by_key(|&i| (depth[i as usize], i));
+        let mut inverse = [0u8; STREAM_BITS];
+        let mut seen = [false; STREAM_BITS];
+        for (o, &n) in p.reorder.iter().enumerate() {
+            if std::mem::replace(&mut seen[n as usize], true) {
+                return Err(bad(format!(
+                    "predictor {}: reorder names bit {n} twice",
+                    p.name
+                )));
+            }
+            inverse[n as usize] = o as u8;
+        }
+        tables.extend_from_slice(&rules);
+        tables.extend(pack_bytes(&inverse));
+        tables.extend(pack_bytes(&p.reorder));
+        tables.extend(pack_bytes(&order));
+    }
+    // one spare word: the binding is never empty
+    tables.push(0);
+    let flags = set.custom.zero_block as u32
+        | (set.custom.same_words as u32) << 1
+        | ((set.selection == Selection::Exact) as u32) << 2;
+    let max_bits = set.max_bits();
+    let slot_words = max_bits.div_ceil(32);
+    Ok(GpuAlgo {
+        name: "mpc",
+        source: COMPRESS_WGSL.to_string(),
+        decompress: DECOMPRESS_WGSL.to_string(),
+        params: vec![
+            set.header_bits(),
+            set.predictors.len() as u32,
+            flags,
+            set.predictor_id(0),
+            set.raw_id(),
+            max_bits,
+            slot_words,
+        ],
+        tables,
+        block_words: (BLOCK_BYTES / 4) as u32,
+        slot_words,
+    })
+}
