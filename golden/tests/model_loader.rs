@@ -70,7 +70,8 @@ fn example_loads() {
     assert_eq!(set.raw_id(), 5);
     assert_eq!(set.predictors[0].depth(), 1);
     // canonical text round-trips
-    let again = ModelSet::parse(&set.to_toml(), "again").expect("to_toml output parses");
+    let again = ModelSet::parse(&set.to_toml().expect("serialises"), "again")
+        .expect("to_toml output parses");
     assert_eq!(again, set);
 }
 
@@ -278,7 +279,7 @@ fn largest_possible_set_is_far_below_the_size_limit() {
             q
         })
         .collect();
-    let text = set.to_toml();
+    let text = set.to_toml().expect("serialises");
     assert!(
         (text.len() as u64) < golden::mpc::model::MAX_MODEL_FILE_BYTES,
         "{} bytes",

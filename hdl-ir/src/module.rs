@@ -405,6 +405,18 @@ impl Module {
         Ok(())
     }
 
+    /// The title of the section `signal` was declared in, if any.
+    pub fn section_title(&self, signal: &Signal) -> Option<&str> {
+        self.section_of(signal.index)
+            .and_then(|s| self.sections.get(s))
+            .map(|(_, t)| t.as_str())
+    }
+
+    /// The title of the section open now (the last one started), if any.
+    pub fn current_section(&self) -> Option<&str> {
+        self.sections.last().map(|(_, t)| t.as_str())
+    }
+
     /// The section signal `index` (a declaration index) belongs to.
     pub(crate) fn section_of(&self, index: usize) -> Option<usize> {
         self.sections.iter().rposition(|(start, _)| *start <= index)

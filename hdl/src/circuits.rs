@@ -4,7 +4,8 @@
 //! compaction and expansion, and the valid/ready pipeline with its stage
 //! registers.
 
-use crate::ir::{Expr, IrError, Module, Reset, Signal};
+use crate::ir::{Expr, IrError, Module, Reset, Signal, SignalKind};
+use crate::unit::{Direction, PortDesc, StageDesc, StageProbe, UnitDescription};
 
 /// A sized constant.
 pub fn k(value: u128, width: u32) -> Result<Expr, IrError> {
@@ -98,6 +99,10 @@ pub fn shr_var(m: &mut Module, name: &str, x: &Expr, amount: &Expr) -> Result<Ex
 pub struct Pipeline {
     pub valid: Vec<Signal>,
     pub enable: Vec<Expr>,
+    /// The names of the load enables, first stage first.
+    enable_names: Vec<String>,
+    /// The data registers made by [`Pipeline::reg`]: (stage, register).
+    registers: std::cell::RefCell<Vec<(usize, Signal)>>,
 }
 
 impl Pipeline {
@@ -107,6 +112,7 @@ impl Pipeline {
         in_valid: &Expr,
         out_ready: &Expr,
     ) -> Result<Pipeline, IrError> {
+        let resume = m.current_section().map(str::to_string);
         m.section("pipeline control: stage valid flags and load enables")?;
         let valid: Vec<Signal> = (1..=stages)
             .map(|i| m.reg(&format!("s{i}_valid"), 1, Reset::Value(0)))
@@ -129,7 +135,15 @@ impl Pipeline {
             };
             m.reg_next(&valid[i], next, Some(enable[i].clone()))?;
         }
-        Ok(Pipeline { valid, enable })
+        if let Some(title) = resume {
+            m.section(&title)?;
+        }
+        Ok(Pipeline {
+            valid,
+            enable,
+            enable_names: (1..=stages).map(|i| format!("s{i}_enable")).collect(),
+            registers: Default::default(),
+        })
     }
 
     /// The name of stage `stage`'s register `name`: `s<stage>_<name>`.
@@ -155,7 +169,56 @@ impl Pipeline {
     ) -> Result<Expr, IrError> {
         let r = m.reg(&Self::reg_name(stage, name), next.width(), Reset::None)?;
         m.reg_next(&r, next, Some(self.enable[stage - 1].clone()))?;
+        self.registers.borrow_mut().push((stage, r.clone()));
         Ok(r.expr())
+    }
+
+    /// The typed description of the unit `m` built on this pipeline
+    /// (ports, latency, stages and their registers, `probes`).
+    pub fn describe(&self, m: &Module, probes: Vec<StageProbe>) -> UnitDescription {
+        let registers = self.registers.borrow();
+        let stages = (1..=self.valid.len())
+            .map(|n| {
+                let regs: Vec<&Signal> = registers
+                    .iter()
+                    .filter(|(s, _)| *s == n)
+                    .map(|(_, r)| r)
+                    .collect();
+                StageDesc {
+                    stage: n,
+                    title: regs
+                        .first()
+                        .and_then(|r| m.section_title(r))
+                        .unwrap_or_default()
+                        .to_string(),
+                    registers: regs.iter().map(|r| r.name().to_string()).collect(),
+                }
+            })
+            .collect();
+        UnitDescription {
+            module: m.name().to_string(),
+            latency: self.valid.len(),
+            ports: m
+                .ports()
+                .iter()
+                .map(|p| PortDesc {
+                    name: p.name().to_string(),
+                    dir: match m.kind(p) {
+                        Ok(SignalKind::Input) => Direction::Input,
+                        _ => Direction::Output,
+                    },
+                    width: p.width(),
+                })
+                .collect(),
+            control: self
+                .valid
+                .iter()
+                .map(|v| v.name().to_string())
+                .chain(self.enable_names.iter().cloned())
+                .collect(),
+            stages,
+            probes,
+        }
     }
 }
 

@@ -11,3 +11,4 @@ pub mod dpc;
 pub mod mpc;
 pub mod output;
 pub mod tools;
+pub mod unit;

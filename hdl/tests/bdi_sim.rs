@@ -361,7 +361,7 @@ fn emitted_verilog_is_lint_clean() {
     ] {
         let table = Table::new(Params::new(128, mag, 4, mode)).unwrap();
         let header = header_lines(&table, "bdi_sim test");
-        let files = generate(&table, &Unit::ALL, &header).expect("generate");
+        let (files, _) = generate(&table, &Unit::ALL, &header).expect("generate");
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bdi_lint_{mag}_{mode}"));
         let paths = hdl::ir::write_files(&dir, &files).expect("write");
         assert!(files[0].text.contains("MAG-aware BDI: block 128 B"));

@@ -88,7 +88,7 @@ fn bdi_every_accepted_geometry_generates() {
             match Table::new(p) {
                 Ok(table) => {
                     let header = hdl::bdi::header_lines(&table, "test");
-                    let files = hdl::bdi::generate(&table, &hdl::bdi::Unit::ALL, &header)
+                    let (files, _) = hdl::bdi::generate(&table, &hdl::bdi::Unit::ALL, &header)
                         .unwrap_or_else(|e| panic!("{what}: {e}"));
                     check_files(&what, &files);
                     generated += 1;
@@ -141,7 +141,7 @@ fn dpc_every_accepted_geometry_generates() {
         match DpcParams::new(b, s, t) {
             Ok(p) => {
                 let header = hdl::dpc::header_lines(&p, "test");
-                let files = hdl::dpc::generate(&p, &hdl::dpc::Unit::ALL, &header)
+                let (files, _) = hdl::dpc::generate(&p, &hdl::dpc::Unit::ALL, &header)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 check_files(&what, &files);
                 generated += 1;

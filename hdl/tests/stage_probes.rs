@@ -10,6 +10,85 @@ use golden::mpc::ModelSet;
 use hdl::ir::SignalKind;
 use hdl::mpc::probes::{ProbeKind, StageProbe};
 use hdl::mpc::{compressor, decompressor, COMPRESSOR_LATENCY, DECOMPRESSOR_LATENCY};
+use hdl::unit::{Direction, UnitDescription};
+
+/// A unit description says what the module has: its name, every port with
+/// its direction and width, `latency` stages each opened by a section
+/// `stage N: ...` whose registers are `s<N>_*` registers of the module, and
+/// the valid flags and enables of every stage.
+fn check_description(m: &hdl::ir::Module, d: &UnitDescription, latency: usize) {
+    assert_eq!(d.module, m.name());
+    assert_eq!(d.latency, latency, "{}", d.module);
+    let ports = m.ports();
+    assert_eq!(d.ports.len(), ports.len(), "{}", d.module);
+    for (pd, ps) in d.ports.iter().zip(&ports) {
+        assert_eq!(pd.name, ps.name());
+        assert_eq!(pd.width, ps.width());
+        let kind = m.kind(ps).expect("own port");
+        let dir = if kind == SignalKind::Input {
+            Direction::Input
+        } else {
+            Direction::Output
+        };
+        assert_eq!(pd.dir, dir, "{} port {}", d.module, pd.name);
+    }
+    assert_eq!(d.stages.len(), latency, "{}", d.module);
+    for (i, st) in d.stages.iter().enumerate() {
+        let n = i + 1;
+        assert_eq!(st.stage, n);
+        assert!(
+            st.title.starts_with(&format!("stage {n}: ")),
+            "{}: stage {n} titled `{}`",
+            d.module,
+            st.title
+        );
+        assert!(
+            !st.registers.is_empty(),
+            "{}: stage {n} has no register",
+            d.module
+        );
+        for r in &st.registers {
+            let sig = m
+                .signal(r)
+                .unwrap_or_else(|| panic!("{}: no {r}", d.module));
+            assert_eq!(m.kind(&sig).expect("own"), SignalKind::Reg, "{r}");
+            assert!(
+                r.starts_with(&format!("s{n}_")),
+                "{}: {r} in stage {n}",
+                d.module
+            );
+            assert_eq!(d.stage_of_register(r), Some(n));
+        }
+        for c in [format!("s{n}_valid"), format!("s{n}_enable")] {
+            assert!(d.is_control(&c), "{}: {c}", d.module);
+            assert!(m.signal(&c).is_some(), "{}: no {c}", d.module);
+        }
+    }
+}
+
+#[test]
+fn magbdi_and_dpc_units_describe_themselves() {
+    use golden::magbdi::{DeltaMode, Params, Table};
+    for (mag, mode) in [(32, DeltaMode::Unsigned), (16, DeltaMode::Signed)] {
+        let table = Table::new(Params {
+            block_bytes: 128,
+            mag_bytes: mag,
+            base_bytes: 4,
+            mode,
+        })
+        .expect("table");
+        let (m, d) = hdl::bdi::compressor::build_described(&table).expect("compressor");
+        check_description(&m, &d, hdl::bdi::LATENCY);
+        let (m, d) = hdl::bdi::decompressor::build_described(&table).expect("decompressor");
+        check_description(&m, &d, hdl::bdi::LATENCY);
+    }
+    let p = golden::dpc::DpcParams::default();
+    for u in hdl::dpc::Unit::ALL {
+        let (m, d) = hdl::dpc::build_described(&p, u).expect("dpc unit");
+        check_description(&m, &d, 2);
+        assert_eq!(d.module, hdl::dpc::module_name(u));
+    }
+}
 
 fn check_unit(set_name: &str, m: &hdl::ir::Module, probes: &[StageProbe], stages: usize) {
     let verilog: String = m
@@ -69,12 +148,14 @@ fn every_published_probe_exists_in_the_rtl() {
             continue;
         }
         let set = ModelSet::load(&dir).expect("model set loads");
-        let (m, p) = compressor::build_probed(&set).expect("compressor");
-        check_unit(&set.name, &m, &p.list, COMPRESSOR_LATENCY as usize);
-        let (m, p) = decompressor::build_probed(&set).expect("decompressor");
-        check_unit(&set.name, &m, &p.list, DECOMPRESSOR_LATENCY as usize);
+        let (m, d) = compressor::build_described(&set).expect("compressor");
+        check_unit(&set.name, &m, &d.probes, COMPRESSOR_LATENCY as usize);
+        check_description(&m, &d, COMPRESSOR_LATENCY as usize);
+        let (m, d) = decompressor::build_described(&set).expect("decompressor");
+        check_unit(&set.name, &m, &d.probes, DECOMPRESSOR_LATENCY as usize);
+        check_description(&m, &d, DECOMPRESSOR_LATENCY as usize);
         let published = hdl::mpc::stage_probes(&set).expect("probes");
-        assert_eq!(published.decompressor, p.list);
+        assert_eq!(published.decompressor, d.probes);
         sets += 1;
     }
     assert!(sets >= 5, "model sets found: {sets}");

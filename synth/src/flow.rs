@@ -9,7 +9,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::liberty::Liberty;
-use crate::netlist::{stage_of, Depth, Netlist};
+use hdl::unit::{ProbeKind, UnitDescription};
+
+use crate::netlist::{Depth, Netlist};
 use crate::SynthError;
 
 /// What to install when a tool is missing.
@@ -150,47 +152,44 @@ impl AbcScript {
 /// the slack against it (period - slack), so its value does not matter.
 pub const STA_CLOCK_NS: f64 = 10.0;
 
-/// Which unit, for the stage -> block mapping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnitKind {
-    Compressor,
-    Decompressor,
-    /// Anything else: stages only.
-    Other,
+/// The block of the logic feeding stage `n`'s registers: the stage's title
+/// in the unit description (the comment opening the stage in the Verilog).
+fn stage_block(unit: &UnitDescription, n: usize) -> String {
+    unit.stages
+        .iter()
+        .find(|s| s.stage == n)
+        .map_or_else(|| format!("stage {n}"), |s| s.title.clone())
 }
 
-impl UnitKind {
-    /// Block of the logic feeding stage `n`'s registers.
-    fn stage_block(self, n: u32) -> String {
-        match (self, n) {
-            (UnitKind::Compressor, 1) => "selector (score, select, one-hot mux)".into(),
-            (UnitKind::Compressor, 2) => "encoder (classify, codes, raw check)".into(),
-            (UnitKind::Compressor, 3) => "pack (merge tree, header)".into(),
-            (UnitKind::Decompressor, 1 | 2) => "decoder (16 decode steps, checks)".into(),
-            (UnitKind::Decompressor, 3) => "inverse transform (+ select)".into(),
-            (UnitKind::Decompressor, 4) => "restoration (adders + select)".into(),
-            _ => format!("stage {n}"),
-        }
-    }
-
-    /// Wires kept in the block run, and the block of the logic driving them.
-    fn boundaries(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            UnitKind::Compressor => &[("symbols_p", "predictors (pred, residue, planes, xor)")],
-            _ => &[],
-        }
-    }
+/// Wires kept in the block run, and the block of the logic driving them:
+/// the stage-1 logic probes that mirror a predictor's symbols
+/// (`candidates[i].symbols`) end the predictors' logic.
+fn boundaries(unit: &UnitDescription) -> Vec<(String, String)> {
+    unit.probes
+        .iter()
+        .filter(|p| {
+            p.kind == ProbeKind::Logic
+                && p.mirrors.starts_with("candidates[")
+                && p.mirrors.ends_with("].symbols")
+        })
+        .map(|p| {
+            (
+                p.name.clone(),
+                "predictors (pred, residue, planes, xor)".to_string(),
+            )
+        })
+        .collect()
 }
 
-/// A register whose logic is pipeline control rather than datapath.
-fn is_control(reg: &str) -> bool {
-    reg.ends_with("_valid") || reg.ends_with("_enable")
-}
-
-fn stage_label(reg: Option<&str>) -> String {
+/// The group of a flop's register: `control` for the pipeline's valid
+/// flags and enables, `stage N` for a stage's data register (both from the
+/// unit description), else `other`.
+fn stage_label(unit: &UnitDescription, reg: Option<&str>) -> String {
     match reg {
-        Some(r) if is_control(r) => "control".into(),
-        Some(r) => stage_of(r).map_or("other".into(), |n| format!("stage {n}")),
+        Some(r) if unit.is_control(r) => "control".into(),
+        Some(r) => unit
+            .stage_of_register(r)
+            .map_or("other".into(), |n| format!("stage {n}")),
         None => "other".into(),
     }
 }
@@ -392,12 +391,13 @@ fn abs(p: &Path) -> String {
 /// Synthesise `verilog` (module `top`) into `dir` and measure it.
 pub fn run_unit(
     verilog: &Path,
-    top: &str,
-    kind: UnitKind,
+    unit: &UnitDescription,
     lib: &Liberty,
     dir: &Path,
     opts: Options,
 ) -> Result<UnitReport, SynthError> {
+    let top = unit.module.as_str();
+    let stage_label = |reg: Option<&str>| stage_label(unit, reg);
     let t0 = Instant::now();
     std::fs::create_dir_all(dir).map_err(|source| SynthError::Io {
         path: dir.to_path_buf(),
@@ -486,7 +486,7 @@ pub fn run_unit(
         e.1 += cell_area(c);
     }
     let timing = if opts.sta {
-        Some(timing(top, lib, dir, &nl, opts.abc)?)
+        Some(timing(unit, lib, dir, &nl, opts.abc)?)
     } else {
         None
     };
@@ -513,7 +513,7 @@ pub fn run_unit(
 
     // Per block.
     let (blocks, blocks_run_nand2) = if opts.blocks {
-        blocks(verilog, top, kind, lib, dir, &nl, opts.abc)?
+        blocks(verilog, unit, lib, dir, &nl, opts.abc)?
     } else {
         (Vec::new(), None)
     };
@@ -545,26 +545,31 @@ pub fn run_unit(
 
 fn blocks(
     verilog: &Path,
-    top: &str,
-    kind: UnitKind,
+    unit: &UnitDescription,
     lib: &Liberty,
     dir: &Path,
     flat: &Netlist,
     abc: AbcScript,
 ) -> Result<(Vec<BlockRow>, Option<f64>), SynthError> {
     let nand2 = lib.nand2.1;
-    let bounds = kind.boundaries();
+    let top = unit.module.as_str();
+    let bounds = boundaries(unit);
     let block_of_reg = |reg: Option<&str>| -> String {
         match reg {
-            Some(r) if is_control(r) => "pipeline control".into(),
-            Some(r) => stage_of(r).map_or("other".into(), |n| kind.stage_block(n)),
+            Some(r) if unit.is_control(r) => "pipeline control".into(),
+            Some(r) => unit
+                .stage_of_register(r)
+                .map_or("other".into(), |n| stage_block(unit, n)),
             None => "other".into(),
         }
     };
     let boundary = |w: &str| -> Option<String> {
         bounds
             .iter()
-            .find(|(p, _)| w.starts_with(p))
+            .find(|(p, _)| {
+                w.strip_prefix(p.as_str())
+                    .is_some_and(|t| t.is_empty() || t.starts_with('[') || t.starts_with(' '))
+            })
             .map(|(_, b)| b.to_string())
     };
     let port = |p: &str| -> String {
@@ -578,7 +583,7 @@ fn blocks(
         (flat.clone(), None)
     } else {
         let l = abs(&lib.path);
-        let keep: String = bounds.iter().map(|(p, _)| format!(" w:{p}*")).collect();
+        let keep: String = bounds.iter().map(|(p, _)| format!(" w:{p}")).collect();
         let s = format!(
             "read_liberty -lib {l}\nread_verilog {}\nhierarchy -check -top {top}\nsetattr -set keep 1{keep}\nsynth -flatten -top {top}\n\
              dfflibmap -liberty {l}\nabc -liberty {l}{}\nopt_clean\nwrite_json blocks.json\n",
@@ -716,12 +721,13 @@ fn group_order(label: &str) -> (u32, u32, String) {
 /// buffering and sizing), the FO4 delay of the library, and OpenSTA with a
 /// clock on the result (`timed_sta.v`, `sta.tcl`).
 fn timing(
-    top: &str,
+    unit: &UnitDescription,
     lib: &Liberty,
     dir: &Path,
     area_nl: &Netlist,
     abc: AbcScript,
 ) -> Result<Timing, SynthError> {
+    let top = unit.module.as_str();
     let l = abs(&lib.path);
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     for c in area_nl.cells.iter().filter(|c| c.is_flop()) {
@@ -791,7 +797,7 @@ fn timing(
         let cell = c.name.trim_start_matches('\\').to_string();
         let (data, _) = lib.flop_pins(&c.kind)?;
         let e = groups
-            .entry(stage_label(nl.flop_register(c).as_deref()))
+            .entry(stage_label(unit, nl.flop_register(c).as_deref()))
             .or_default();
         e.extend(data.iter().map(|p| format!("{cell}/{}", p.name)));
         let bit = nl.flop_bit(c).unwrap_or_else(|| "?".into());

@@ -11,7 +11,7 @@ use clap::Parser;
 use golden::mpc::model::Selection;
 use golden::mpc::ModelSet;
 use hdl::mpc::{compressor, decompressor, Unit};
-use synth::flow::{self, Options, UnitKind, UnitReport};
+use synth::flow::{self, Options, UnitReport};
 use synth::liberty::Liberty;
 use synth::report::unit_markdown;
 
@@ -68,12 +68,13 @@ fn main() -> Result<()> {
     let rtl = cli.build.join(&set.name);
     let cmd = hdl::output::this_command();
     hdl::mpc::write_units(&cli.model, &rtl, &Unit::ALL, &cmd)?;
+    let described = hdl::unit::read_units(&rtl.join("params.json"))?;
     let out = rtl.join("synth");
     let regs = [
         synth::register_bits(&compressor::build(&set)?),
         synth::register_bits(&decompressor::build(&set)?),
     ];
-    let reports = run_units(&rtl, &out, &lib, opts, [true, true])?;
+    let reports = run_units(&rtl, &out, &lib, opts, [true, true], &described)?;
     let mut md = format!(
         "# Synthesis report: model set `{}` ({} predictors, {} model IDs, selection {})\n\n\
          Liberty `{}` (library `{}`), NAND2-eq unit = `{}` ({} area units). Yosys `synth -flatten`, \
@@ -126,8 +127,8 @@ fn run_units(
     lib: &Liberty,
     opts: Options,
     which: [bool; 2],
+    described: &[hdl::unit::UnitDescription],
 ) -> Result<[Option<UnitReport>; 2]> {
-    let kinds = [UnitKind::Compressor, UnitKind::Decompressor];
     let results: Vec<Result<Option<UnitReport>>> = std::thread::scope(|s| {
         let hs: Vec<_> = Unit::ALL
             .iter()
@@ -139,15 +140,9 @@ fn run_units(
                         return Ok(None);
                     }
                     let top = u.module_name();
+                    let unit = hdl::unit::find(described, top, &rtl.join("params.json"))?;
                     let v = rtl.join(format!("{top}.v"));
-                    Ok(Some(flow::run_unit(
-                        &v,
-                        top,
-                        kinds[i],
-                        lib,
-                        &out.join(top),
-                        opts,
-                    )?))
+                    Ok(Some(flow::run_unit(&v, unit, lib, &out.join(top), opts)?))
                 })
             })
             .collect();
@@ -197,13 +192,20 @@ fn scaling(cli: &Cli, lib: &Liberty) -> Result<()> {
                 "Scaling study: {} predictors of {}, selection {sel}",
                 n, base.name
             )];
-            let files = hdl::mpc::generate(&set, &Unit::ALL, &header)?;
+            let (files, described) = hdl::mpc::generate(&set, &Unit::ALL, &header)?;
             hdl::ir::write_files(&dir, &files)
                 .with_context(|| format!("writing {}", dir.display()))?;
             // The decompressor does not depend on the selection rule: synthesise it once per count.
             let which = [true, sel == Selection::ZeroRun];
             eprintln!("synthesising {} ...", set.name);
-            let r = run_units(&dir, &dir.join("synth"), lib, Options::AREA_ONLY, which)?;
+            let r = run_units(
+                &dir,
+                &dir.join("synth"),
+                lib,
+                Options::AREA_ONLY,
+                which,
+                &described,
+            )?;
             let c = r[0]
                 .as_ref()
                 .map(|r| (r.nand2_eq, r.flops, r.transistors_div4));

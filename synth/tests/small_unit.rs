@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use golden::mpc::ModelSet;
 use hdl::mpc::{compressor, Unit};
-use synth::flow::{self, AbcScript, Options, UnitKind};
+use synth::flow::{self, AbcScript, Options};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -29,8 +29,9 @@ fn one_predictor_compressor_synthesises() {
     let reg_bits = synth::register_bits(&module);
 
     let dir = root().join("target/synth-test");
-    let files = hdl::mpc::generate(&set, &[Unit::Compressor], &["synth test".to_string()])
-        .expect("generate");
+    let (files, described) =
+        hdl::mpc::generate(&set, &[Unit::Compressor], &["synth test".to_string()])
+            .expect("generate");
     hdl::ir::write_files(&dir, &files).expect("write RTL");
     let v = dir.join("mpc_compressor.v");
     let opts = Options {
@@ -39,15 +40,7 @@ fn one_predictor_compressor_synthesises() {
         blocks: true,
         abc: AbcScript::Default,
     };
-    let r = flow::run_unit(
-        &v,
-        "mpc_compressor",
-        UnitKind::Compressor,
-        &lib,
-        &dir.join("synth"),
-        opts,
-    )
-    .expect("flow runs");
+    let r = flow::run_unit(&v, &described[0], &lib, &dir.join("synth"), opts).expect("flow runs");
 
     assert!(
         r.area > 0.0 && r.nand2_eq > 100.0,
@@ -117,8 +110,7 @@ fn one_predictor_compressor_synthesises() {
     // the custom script).
     let quick = flow::run_unit(
         &v,
-        "mpc_compressor",
-        UnitKind::Compressor,
+        &described[0],
         &lib,
         &dir.join("synth-no-sweep"),
         Options {

@@ -31,6 +31,8 @@ pub enum BdiSimError {
     Vectors(#[from] crate::vectors::VectorError),
     #[error(transparent)]
     Params(#[from] golden::magbdi::MagBdiError),
+    #[error(transparent)]
+    Units(#[from] hdl::unit::UnitsError),
 }
 
 /// One co-simulation run.
@@ -191,6 +193,15 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<StreamReport>, BdiSimError> {
     let root = cfg.build.join(&name);
     let cmdline = hdl::output::this_command();
     let paths = hdl::bdi::write_units(cfg.params, &root, &hdl::bdi::Unit::ALL, &cmdline)?;
+    let params_json = root.join("params.json");
+    let described = hdl::unit::read_units(&params_json)?;
+    let latency = |u: hdl::bdi::Unit| {
+        hdl::unit::find(&described, u.module_name(), &params_json).map(|d| d.latency)
+    };
+    let (comp_latency, decomp_latency) = (
+        latency(hdl::bdi::Unit::Compressor)?,
+        latency(hdl::bdi::Unit::Decompressor)?,
+    );
     let rtl: Vec<PathBuf> = paths
         .into_iter()
         .filter(|p| p.extension().is_some_and(|x| x == "v"))
@@ -292,8 +303,9 @@ pub fn run(cfg: &BdiConfig) -> Result<Vec<StreamReport>, BdiSimError> {
         }
         let coverage = stream_unit::coverage_line(&seen);
         let stages = match unit {
-            Unit::Loopback => 2 * hdl::bdi::LATENCY,
-            _ => hdl::bdi::LATENCY,
+            Unit::Loopback => comp_latency + decomp_latency,
+            Unit::Compressor => comp_latency,
+            Unit::Decompressor => decomp_latency,
         };
         let sched = Schedule::generate(
             &ScheduleConfig {

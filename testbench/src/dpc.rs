@@ -29,6 +29,8 @@ pub enum DpcSimError {
     Stream(#[from] StreamError),
     #[error(transparent)]
     Vectors(#[from] crate::vectors::VectorError),
+    #[error(transparent)]
+    Units(#[from] hdl::unit::UnitsError),
 }
 
 /// One co-simulation run.
@@ -60,14 +62,6 @@ pub fn config_name(p: &DpcParams) -> String {
 /// The testbench define that selects `u`.
 pub fn define(u: Unit) -> String {
     module_name(u).to_ascii_uppercase()
-}
-
-/// Pipeline stages of `u`.
-pub fn stages(u: Unit) -> usize {
-    match u {
-        Unit::Compressor(_) => hdl::dpc::COMPRESSOR_LATENCY as usize,
-        Unit::Decompressor(_) => hdl::dpc::DECOMPRESSOR_LATENCY as usize,
-    }
 }
 
 /// Parse a unit name (`compressor`, `truc-compressor`, `man-compressor`,
@@ -620,6 +614,8 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
     let root = cfg.build.join(config_name(&p));
     let cmdline = hdl::output::this_command();
     let paths = hdl::dpc::write_units(&p, &root, &Unit::ALL, &cmdline)?;
+    let params_json = root.join("params.json");
+    let described = hdl::unit::read_units(&params_json)?;
     let rtl: Vec<PathBuf> = paths
         .into_iter()
         .filter(|x| x.extension().is_some_and(|e| e == "v"))
@@ -642,7 +638,7 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
             &mut seen,
         );
         let coverage = stream_unit::coverage_line(&seen);
-        let st = stages(unit);
+        let st = hdl::unit::find(&described, name, &params_json)?.latency;
         let sched = Schedule::generate(
             &ScheduleConfig {
                 stall: cfg.stall,

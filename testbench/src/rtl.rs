@@ -94,8 +94,8 @@ pub struct Rtl {
     /// Verilog files, absolute or relative to the current directory.
     pub files: Vec<PathBuf>,
     pub params: Params,
-    /// The stage probes the generator published (`params.json`
-    /// `stage_probes`), if any.
+    /// The stage probes the generator published (`params.json` `units`),
+    /// if it described both units.
     pub probes: Option<hdl::mpc::probes::StageProbes>,
 }
 
@@ -108,9 +108,7 @@ struct ParamsJson {
     model_sha256: Option<String>,
     header_bits: Option<u64>,
     max_bits: Option<u64>,
-    compressor_latency: Option<usize>,
-    decompressor_latency: Option<usize>,
-    stage_probes: Option<hdl::mpc::probes::StageProbes>,
+    units: Option<Vec<hdl::unit::UnitDescription>>,
 }
 
 /// Largest `params.json` read (a generated one is under 64 KiB: mostly the
@@ -227,7 +225,25 @@ pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
     let pj = dir.join("params.json");
     if pj.is_file() {
         let file = read_params_json(&pj)?;
-        probes = file.stage_probes.clone();
+        if let Some(units) = &file.units {
+            let unit = |u: hdl::mpc::Unit| units.iter().find(|d| d.module == u.module_name());
+            let (c, d) = (
+                unit(hdl::mpc::Unit::Compressor),
+                unit(hdl::mpc::Unit::Decompressor),
+            );
+            if let Some(c) = c {
+                params.compressor_latency = c.latency;
+            }
+            if let Some(d) = d {
+                params.decompressor_latency = d.latency;
+            }
+            if let (Some(c), Some(d)) = (c, d) {
+                probes = Some(hdl::mpc::probes::StageProbes {
+                    compressor: c.probes.clone(),
+                    decompressor: d.probes.clone(),
+                });
+            }
+        }
         if let Some(sha) = &file.model_sha256 {
             if !sha.eq_ignore_ascii_case(&model_sha) {
                 return Err(wrong(&pj, file.model_set.as_deref().unwrap_or(""), sha));
@@ -247,12 +263,6 @@ pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
                     });
                 }
             }
-        }
-        if let Some(l) = file.compressor_latency {
-            params.compressor_latency = l;
-        }
-        if let Some(l) = file.decompressor_latency {
-            params.decompressor_latency = l;
         }
     }
     for f in &files {
@@ -299,12 +309,12 @@ mod tests {
         let j = parse_params_json(
             p,
             r#"{ "model_set": "example", "header_bits": 3, "max_bits" : 259,
-  "compressor_latency": 3, "decompressor_latency": 4, "extra": [1, {"a": "}"}] }"#,
+  "units": [], "extra": [1, {"a": "}"}] }"#,
         )
         .expect("valid");
         assert_eq!(j.header_bits, Some(3));
         assert_eq!(j.max_bits, Some(259));
-        assert_eq!(j.decompressor_latency, Some(4));
+        assert_eq!(j.units, Some(Vec::new()));
         assert_eq!(j.model_sha256, None);
         let e = parse_params_json(p, r#"{ "header_bits": "three" }"#)
             .unwrap_err()

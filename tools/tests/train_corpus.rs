@@ -103,7 +103,7 @@ fn training_twice_gives_identical_toml_that_loads_back() {
         let split = Split::paper(&corpus, 1);
         let groups = vec![Group::new("i32", &["int32"]), Group::new("i16", &["int16"])];
         let (set, _) = train_set(&corpus, &split, &spec(groups), &small_opts(), |_| {}).unwrap();
-        set.to_toml()
+        set.to_toml().expect("serialises")
     };
     let (a, b) = (run(), run());
     assert_eq!(a, b);
@@ -290,7 +290,7 @@ fn label_free_training_is_deterministic_and_never_trains_on_mixed() {
         });
         let mut steps = 0;
         let (set, _) = train_set(&corpus, &split, &s, &small_opts(), |_| steps += 1).unwrap();
-        (set.to_toml(), steps)
+        (set.to_toml().expect("serialises"), steps)
     };
     let ((a, na), (b, nb)) = (run(), run());
     assert_eq!(a, b);

@@ -652,10 +652,15 @@ impl ModelLoader {
                 format!("the loader accepts a file with the unknown key `{k}`"),
             ));
         }
-        let t2 = set.to_toml();
+        let t2 = set.to_toml().map_err(|e| {
+            Finding::new(
+                "write-failed",
+                format!("a set the loader accepts cannot be written: {e}"),
+            )
+        })?;
         match ModelSet::parse(&t2, "written.toml") {
             Ok(s2) if &s2 == set => {
-                if s2.to_toml() != t2 {
+                if s2.to_toml().ok().as_deref() != Some(t2.as_str()) {
                     return Err(Finding::new(
                         "roundtrip-unstable",
                         "writing the set read back gives other text",

@@ -182,6 +182,8 @@ pub struct ModelSet {
 /// A model-file problem: the field path, the offending value and what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
+    #[error("cannot write model set {name} as TOML: {message}")]
+    Serialize { name: String, message: String },
     #[error("cannot read model file {path}: {source}")]
     Io {
         path: PathBuf,
@@ -585,7 +587,7 @@ impl ModelSet {
     }
 
     /// The canonical TOML text of this set (what `parse` reads back).
-    pub fn to_toml(&self) -> String {
+    pub fn to_toml(&self) -> Result<String, ModelError> {
         let file = FileModelSet {
             format: FORMAT_NAME.to_string(),
             version: FORMAT_VERSION,
@@ -607,8 +609,10 @@ impl ModelSet {
                 })
                 .collect(),
         };
-        // Serialising plain data structures to TOML cannot fail.
-        toml::to_string(&file).unwrap_or_default()
+        toml::to_string(&file).map_err(|e| ModelError::Serialize {
+            name: self.name.clone(),
+            message: e.to_string(),
+        })
     }
 
     /// Number of model IDs including the raw escape.

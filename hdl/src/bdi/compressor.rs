@@ -14,11 +14,17 @@ use golden::magbdi::Table;
 use super::fits;
 use crate::circuits::{first_set, k, onehot_mux, wire, Pipeline};
 use crate::ir::{Expr, IrError, Module};
+use crate::unit::UnitDescription;
 
 pub const MODULE: &str = "bdi_compressor";
 
 /// Build the compressor for a size table.
 pub fn build(table: &Table) -> Result<Module, IrError> {
+    Ok(build_described(table)?.0)
+}
+
+/// Build `bdi_compressor` with its description.
+pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrError> {
     let p = &table.params;
     let n = p.values();
     let w = 8 * p.base_bytes as u32;
@@ -116,12 +122,13 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
     let enc = wire(&mut m, "enc", onehot_mux(&sel, &codes)?)?;
     let data = wire(&mut m, "data", onehot_mux(&sel, &datas)?)?;
 
-    let pipe = Pipeline::new(&mut m, 1, &in_valid.expr(), &out_ready.expr())?;
+    let pipe = Pipeline::new(&mut m, super::LATENCY, &in_valid.expr(), &out_ready.expr())?;
     let s1_enc = pipe.reg(&mut m, 1, "enc", enc)?;
     let s1_data = pipe.reg(&mut m, 1, "data", data)?;
     m.assign(&in_ready, pipe.enable[0].clone())?;
     m.assign(&out_valid, pipe.valid[0].expr())?;
     m.assign(&out_enc, s1_enc)?;
     m.assign(&out_data, s1_data)?;
-    Ok(m)
+    let unit = pipe.describe(&m, Vec::new());
+    Ok((m, unit))
 }

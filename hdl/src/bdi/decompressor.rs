@@ -13,11 +13,17 @@ use golden::magbdi::{DeltaMode, Table};
 
 use crate::circuits::{eq_const, k, onehot_mux, wire, Pipeline};
 use crate::ir::{Expr, IrError, Module};
+use crate::unit::UnitDescription;
 
 pub const MODULE: &str = "bdi_decompressor";
 
 /// Build the decompressor for a size table.
 pub fn build(table: &Table) -> Result<Module, IrError> {
+    Ok(build_described(table)?.0)
+}
+
+/// Build `bdi_decompressor` with its description.
+pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrError> {
     let p = &table.params;
     let n = p.values() as u32;
     let w = 8 * p.base_bytes as u32;
@@ -128,12 +134,13 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
     let block = Expr::mux(&raw, &in_data.expr(), &decoded)?;
     let block = Expr::mux(&error, &k(0, bus)?, &block)?;
 
-    let pipe = Pipeline::new(&mut m, 1, &in_valid.expr(), &out_ready.expr())?;
+    let pipe = Pipeline::new(&mut m, super::LATENCY, &in_valid.expr(), &out_ready.expr())?;
     let s1_block = pipe.reg(&mut m, 1, "block", block)?;
     let s1_error = pipe.reg(&mut m, 1, "error", error)?;
     m.assign(&in_ready, pipe.enable[0].clone())?;
     m.assign(&out_valid, pipe.valid[0].expr())?;
     m.assign(&out_block, s1_block)?;
     m.assign(&out_error, s1_error)?;
-    Ok(m)
+    let unit = pipe.describe(&m, Vec::new());
+    Ok((m, unit))
 }

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use golden::magbdi::{MagBdiError, Params, Table};
 
 use crate::ir::{IrError, VerilogFile};
+use crate::unit::UnitDescription;
 
 /// Which units to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +46,8 @@ pub enum GenError {
     Params(#[from] MagBdiError),
     #[error("internal generator error (please report): {0}")]
     Ir(#[from] IrError),
+    #[error("internal generator error (please report): params.json: {0}")]
+    Json(#[from] serde_json::Error),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -99,16 +102,16 @@ pub fn header_lines(table: &Table, command_line: &str) -> Vec<String> {
     ]
 }
 
-/// Build the Verilog of the chosen units.
+/// Build the Verilog of the chosen units, with their descriptions.
 pub fn generate(
     table: &Table,
     units: &[Unit],
     header: &[String],
-) -> Result<Vec<VerilogFile>, GenError> {
-    Ok(crate::output::emit_modules(
+) -> Result<(Vec<VerilogFile>, Vec<UnitDescription>), GenError> {
+    Ok(crate::output::emit_units(
         units.iter().map(|u| match u {
-            Unit::Compressor => compressor::build(table),
-            Unit::Decompressor => decompressor::build(table),
+            Unit::Compressor => compressor::build_described(table),
+            Unit::Decompressor => decompressor::build_described(table),
         }),
         header,
     )?)
@@ -126,10 +129,10 @@ pub struct ParamsFile {
     pub mode: String,
     pub encoding_bits: u32,
     pub raw_code: u32,
-    pub compressor_latency: usize,
-    pub decompressor_latency: usize,
     /// Encoding `i` is `sizes[i]`.
     pub sizes: Vec<SizeEntry>,
+    /// The generated units (ports, latency, stages, registers).
+    pub units: Vec<UnitDescription>,
 }
 
 /// One compressed size of [`ParamsFile::sizes`].
@@ -140,7 +143,7 @@ pub struct SizeEntry {
 }
 
 impl ParamsFile {
-    pub fn of(table: &Table) -> ParamsFile {
+    pub fn of(table: &Table, units: Vec<UnitDescription>) -> ParamsFile {
         let p = &table.params;
         ParamsFile {
             unit: "bdi".to_string(),
@@ -150,8 +153,6 @@ impl ParamsFile {
             mode: p.mode.to_string(),
             encoding_bits: table.encoding_bits(),
             raw_code: table.raw_code(),
-            compressor_latency: LATENCY,
-            decompressor_latency: LATENCY,
             sizes: table
                 .sizes
                 .iter()
@@ -160,13 +161,18 @@ impl ParamsFile {
                     delta_bits: s.delta_bits,
                 })
                 .collect(),
+            units,
         }
     }
 }
 
-/// The text of `params.json`.
-pub fn params_json(table: &Table) -> String {
-    crate::output::json_text(&ParamsFile::of(table))
+/// The text of `params.json` for both units of `table`.
+pub fn params_json(table: &Table) -> Result<String, GenError> {
+    let units = vec![
+        compressor::build_described(table)?.1,
+        decompressor::build_described(table)?.1,
+    ];
+    Ok(crate::output::json_text(&ParamsFile::of(table, units))?)
 }
 
 /// Validate `params`, generate `units` into `out_dir` (with `files.f` and
@@ -180,8 +186,9 @@ pub fn write_units(
 ) -> Result<Vec<PathBuf>, GenError> {
     let table = Table::new(params)?;
     let header = header_lines(&table, command_line);
-    let files = generate(&table, units, &header)?;
-    crate::output::write_unit_dir(out_dir, &files, &params_json(&table))
+    let (files, described) = generate(&table, units, &header)?;
+    let json = crate::output::json_text(&ParamsFile::of(&table, described))?;
+    crate::output::write_unit_dir(out_dir, &files, &json)
         .map_err(|(path, source)| GenError::Write { path, source })
 }
 

@@ -11,6 +11,7 @@ use super::{len_width, module_name, Unit};
 use crate::circuits::{bits_for, k, sum, wire, Pipeline};
 use crate::circuits::{compact, lookup, pack, Field};
 use crate::ir::{Expr, IrError, Module};
+use crate::unit::UnitDescription;
 
 /// Segments of a data bus (segment 0 least significant).
 fn segments(data: &Expr, p: &DpcParams) -> Result<Vec<Expr>, IrError> {
@@ -60,6 +61,11 @@ fn full_lengths(es: &Expr, p: &DpcParams) -> Result<Expr, IrError> {
 }
 
 pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
+    Ok(build_described(p, mode)?.0)
+}
+
+/// Build the compressor of `mode` with its description.
+pub fn build_described(p: &DpcParams, mode: Mode) -> Result<(Module, UnitDescription), IrError> {
     let unit = Unit::Compressor(mode);
     let mut m = Module::new(module_name(unit))?;
     let (b, w, n) = (
@@ -94,7 +100,12 @@ pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
         None
     };
 
-    let pl = Pipeline::new(&mut m, 2, &in_valid.expr(), &out_ready.expr())?;
+    let pl = Pipeline::new(
+        &mut m,
+        super::COMPRESSOR_LATENCY as usize,
+        &in_valid.expr(),
+        &out_ready.expr(),
+    )?;
     m.assign(&in_ready, pl.enable[0].clone())?;
     m.assign(&out_valid, pl.valid[1].expr())?;
 
@@ -249,5 +260,6 @@ pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
         let r = pl.reg(&mut m, 2, "manipulated", s1_extra[0].clone())?;
         m.assign(&o, r)?;
     }
-    Ok(m)
+    let unit = pl.describe(&m, Vec::new());
+    Ok((m, unit))
 }

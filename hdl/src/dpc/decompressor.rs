@@ -12,8 +12,14 @@ use super::{len_width, module_name, Unit};
 use crate::circuits::{bits_for, k, sum, wire, Pipeline};
 use crate::circuits::{expand, lookup, unpack};
 use crate::ir::{Expr, IrError, Module};
+use crate::unit::UnitDescription;
 
 pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
+    Ok(build_described(p, truc)?.0)
+}
+
+/// Build the decompressor with its description.
+pub fn build_described(p: &DpcParams, truc: bool) -> Result<(Module, UnitDescription), IrError> {
     let mode = if truc { Mode::Truc } else { Mode::Plain };
     let mut m = Module::new(module_name(Unit::Decompressor(mode)))?;
     let (b, w, n) = (
@@ -43,7 +49,12 @@ pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
         None
     };
 
-    let pl = Pipeline::new(&mut m, 2, &in_valid.expr(), &out_ready.expr())?;
+    let pl = Pipeline::new(
+        &mut m,
+        super::DECOMPRESSOR_LATENCY as usize,
+        &in_valid.expr(),
+        &out_ready.expr(),
+    )?;
     m.assign(&in_ready, pl.enable[0].clone())?;
     m.assign(&out_valid, pl.valid[1].expr())?;
 
@@ -161,5 +172,6 @@ pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
         let r = pl.reg(&mut m, 2, "mask", mk)?;
         m.assign(&o, r)?;
     }
-    Ok(m)
+    let unit = pl.describe(&m, Vec::new());
+    Ok((m, unit))
 }

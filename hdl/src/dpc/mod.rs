@@ -12,6 +12,7 @@ use golden::dpc::{DpcParams, Mode};
 
 use crate::circuits::bits_for;
 use crate::ir::{IrError, VerilogFile};
+use crate::unit::UnitDescription;
 
 /// Pipeline latency of every DPC unit (edges from input to output).
 pub const COMPRESSOR_LATENCY: u32 = 2;
@@ -61,6 +62,8 @@ pub fn len_width(p: &DpcParams, mode: Mode) -> u32 {
 pub enum GenError {
     #[error(transparent)]
     Ir(#[from] IrError),
+    #[error("internal generator error (please report): params.json: {0}")]
+    Json(#[from] serde_json::Error),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -91,19 +94,28 @@ pub fn header_lines(p: &DpcParams, command_line: &str) -> Vec<String> {
 }
 
 pub fn build(p: &DpcParams, u: Unit) -> Result<crate::ir::Module, IrError> {
+    Ok(build_described(p, u)?.0)
+}
+
+/// Build unit `u` with its description.
+pub fn build_described(
+    p: &DpcParams,
+    u: Unit,
+) -> Result<(crate::ir::Module, UnitDescription), IrError> {
     match u {
-        Unit::Compressor(mode) => compressor::build(p, mode),
-        Unit::Decompressor(mode) => decompressor::build(p, mode == Mode::Truc),
+        Unit::Compressor(mode) => compressor::build_described(p, mode),
+        Unit::Decompressor(mode) => decompressor::build_described(p, mode == Mode::Truc),
     }
 }
 
+/// Build the Verilog of the chosen units, with their descriptions.
 pub fn generate(
     p: &DpcParams,
     units: &[Unit],
     header: &[String],
-) -> Result<Vec<VerilogFile>, GenError> {
-    Ok(crate::output::emit_modules(
-        units.iter().map(|&u| build(p, u)),
+) -> Result<(Vec<VerilogFile>, Vec<UnitDescription>), GenError> {
+    Ok(crate::output::emit_units(
+        units.iter().map(|&u| build_described(p, u)),
         header,
     )?)
 }
@@ -123,12 +135,12 @@ pub struct ParamsFile {
     pub max_truc_bits: usize,
     pub len_bits: u32,
     pub truc_len_bits: u32,
-    pub compressor_latency: u32,
-    pub decompressor_latency: u32,
+    /// The generated units (ports, latency, stages, registers).
+    pub units: Vec<UnitDescription>,
 }
 
 impl ParamsFile {
-    pub fn of(p: &DpcParams) -> ParamsFile {
+    pub fn of(p: &DpcParams, units: Vec<UnitDescription>) -> ParamsFile {
         ParamsFile {
             unit: "dpc".to_string(),
             block_bytes: p.block_bytes(),
@@ -141,15 +153,18 @@ impl ParamsFile {
             max_truc_bits: p.max_truc_bits(),
             len_bits: len_width(p, Mode::Plain),
             truc_len_bits: len_width(p, Mode::Truc),
-            compressor_latency: COMPRESSOR_LATENCY,
-            decompressor_latency: DECOMPRESSOR_LATENCY,
+            units,
         }
     }
 }
 
-/// The text of `params.json`.
-pub fn params_json(p: &DpcParams) -> String {
-    crate::output::json_text(&ParamsFile::of(p))
+/// The text of `params.json` for all five units of `p`.
+pub fn params_json(p: &DpcParams) -> Result<String, GenError> {
+    let units = Unit::ALL
+        .iter()
+        .map(|&u| Ok(build_described(p, u)?.1))
+        .collect::<Result<Vec<_>, IrError>>()?;
+    Ok(crate::output::json_text(&ParamsFile::of(p, units))?)
 }
 
 /// Generate `units` into `out_dir` with `files.f` and `params.json`.
@@ -160,7 +175,8 @@ pub fn write_units(
     command_line: &str,
 ) -> Result<Vec<PathBuf>, GenError> {
     let header = header_lines(p, command_line);
-    let files = generate(p, units, &header)?;
-    crate::output::write_unit_dir(out_dir, &files, &params_json(p))
+    let (files, described) = generate(p, units, &header)?;
+    let json = crate::output::json_text(&ParamsFile::of(p, described))?;
+    crate::output::write_unit_dir(out_dir, &files, &json)
         .map_err(|(path, source)| GenError::Write { path, source })
 }

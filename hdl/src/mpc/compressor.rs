@@ -21,6 +21,7 @@ use crate::circuits::{
     bits_for, block_of, byte, eq_const, k, onehot_mux, popcount, shr_var, sum, wire, Pipeline,
 };
 use crate::ir::{Expr, IrError, Module};
+use crate::unit::UnitDescription;
 
 /// Width of the `len` ports.
 pub const LEN_WIDTH: u32 = 9;
@@ -260,11 +261,12 @@ fn scan_best(
 
 /// Build `mpc_compressor` for a model set.
 pub fn build(set: &ModelSet) -> Result<Module, IrError> {
-    Ok(build_probed(set)?.0)
+    Ok(build_described(set)?.0)
 }
 
-/// Build `mpc_compressor` for a model set, with its stage probes.
-pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
+/// Build `mpc_compressor` for a model set, with its description (stage probes
+/// included).
+pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrError> {
     let mut probes = Probes::default();
     let h = set.header_bits();
     let wbits = set.max_bits();
@@ -279,7 +281,12 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     let out_bits = m.output("out_bits", wbits)?;
     let out_len = m.output("out_len", LEN_WIDTH)?;
     let out_model = m.output("out_model", h)?;
-    let pipe = Pipeline::new(&mut m, 3, &in_valid, &out_ready)?;
+    let pipe = Pipeline::new(
+        &mut m,
+        super::COMPRESSOR_LATENCY as usize,
+        &in_valid,
+        &out_ready,
+    )?;
     m.assign(&in_ready, pipe.enable[0].clone())?;
     m.assign(&out_valid, pipe.valid[2].expr())?;
 
@@ -542,5 +549,6 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     m.assign(&out_bits, s3_bits)?;
     m.assign(&out_len, s3_len)?;
     m.assign(&out_model, s3_model)?;
-    Ok((m, probes))
+    let unit = pipe.describe(&m, probes.list);
+    Ok((m, unit))
 }

@@ -21,6 +21,7 @@ use super::probes::{Probes, When};
 use super::table1::priority;
 use crate::circuits::{block_of, byte, eq_const, k, onehot_mux, wire, Pipeline};
 use crate::ir::{Expr, IrError, Module};
+use crate::unit::UnitDescription;
 
 /// Decoder state between steps.
 #[derive(Clone)]
@@ -280,11 +281,12 @@ fn restore(
 
 /// Build `mpc_decompressor` for a model set.
 pub fn build(set: &ModelSet) -> Result<Module, IrError> {
-    Ok(build_probed(set)?.0)
+    Ok(build_described(set)?.0)
 }
 
-/// Build `mpc_decompressor` for a model set, with its stage probes.
-pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
+/// Build `mpc_decompressor` for a model set, with its description (stage probes
+/// included).
+pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrError> {
     let mut probes = Probes::default();
     let h = set.header_bits();
     let wbits = set.max_bits();
@@ -300,7 +302,12 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     let out_block = m.output("out_block", 256)?;
     let out_error = m.output("out_error", 1)?;
     let out_model = m.output("out_model", h)?;
-    let pipe = Pipeline::new(&mut m, 4, &in_valid, &out_ready)?;
+    let pipe = Pipeline::new(
+        &mut m,
+        super::DECOMPRESSOR_LATENCY as usize,
+        &in_valid,
+        &out_ready,
+    )?;
     m.assign(&in_ready, pipe.enable[0].clone())?;
     m.assign(&out_valid, pipe.valid[3].expr())?;
 
@@ -496,5 +503,6 @@ pub fn build_probed(set: &ModelSet) -> Result<(Module, Probes), IrError> {
     m.assign(&out_block, s4_block)?;
     m.assign(&out_error, s4_error)?;
     m.assign(&out_model, s4_model)?;
-    Ok((m, probes))
+    let unit = pipe.describe(&m, probes.list);
+    Ok((m, unit))
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use golden::mpc::{model, ModelError, ModelSet};
 
 use crate::ir::{IrError, VerilogFile};
+use crate::unit::UnitDescription;
 use probes::StageProbes;
 
 /// Which units to generate.
@@ -38,6 +39,8 @@ pub enum GenError {
     Model(#[from] ModelError),
     #[error("internal generator error (please report): {0}")]
     Ir(#[from] IrError),
+    #[error("internal generator error (please report): params.json: {0}")]
+    Json(#[from] serde_json::Error),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -71,16 +74,16 @@ pub fn header_lines(
     ]
 }
 
-/// Build the Verilog of the chosen units.
+/// Build the Verilog of the chosen units, with their descriptions.
 pub fn generate(
     set: &ModelSet,
     units: &[Unit],
     header: &[String],
-) -> Result<Vec<VerilogFile>, GenError> {
-    Ok(crate::output::emit_modules(
+) -> Result<(Vec<VerilogFile>, Vec<UnitDescription>), GenError> {
+    Ok(crate::output::emit_units(
         units.iter().map(|u| match u {
-            Unit::Compressor => compressor::build(set),
-            Unit::Decompressor => decompressor::build(set),
+            Unit::Compressor => compressor::build_described(set),
+            Unit::Decompressor => decompressor::build_described(set),
         }),
         header,
     )?)
@@ -102,43 +105,45 @@ pub struct ParamsFile {
     pub header_bits: u32,
     pub max_bits: u32,
     pub len_bits: u32,
-    pub compressor_latency: u32,
-    pub decompressor_latency: u32,
     /// The name of every model ID, in ID order.
     pub model_ids: Vec<String>,
-    /// The stage probes of each unit (docs/hw/cosim.md): the signals a
-    /// co-simulation compares with the golden trace, stage by stage.
-    #[serde(default)]
-    pub stage_probes: StageProbes,
+    /// The generated units: ports, latency, stages and their registers,
+    /// and the stage probes a co-simulation compares with the golden trace
+    /// (docs/hw/cosim.md).
+    pub units: Vec<UnitDescription>,
 }
 
 /// The stage probes the generators emit for a model set.
 pub fn stage_probes(set: &ModelSet) -> Result<StageProbes, IrError> {
     Ok(StageProbes {
-        compressor: compressor::build_probed(set)?.1.list,
-        decompressor: decompressor::build_probed(set)?.1.list,
+        compressor: compressor::build_described(set)?.1.probes,
+        decompressor: decompressor::build_described(set)?.1.probes,
     })
 }
 
 impl ParamsFile {
-    pub fn of(set: &ModelSet, sha256: &str) -> Result<ParamsFile, GenError> {
-        Ok(ParamsFile {
+    pub fn of(set: &ModelSet, sha256: &str, units: Vec<UnitDescription>) -> ParamsFile {
+        ParamsFile {
             model_set: set.name.clone(),
             model_sha256: sha256.to_string(),
             header_bits: set.header_bits(),
             max_bits: set.max_bits(),
             len_bits: compressor::LEN_WIDTH,
-            compressor_latency: COMPRESSOR_LATENCY,
-            decompressor_latency: DECOMPRESSOR_LATENCY,
             model_ids: (0..set.id_count() as u32).map(|i| set.id_name(i)).collect(),
-            stage_probes: stage_probes(set)?,
-        })
+            units,
+        }
     }
 }
 
-/// The text of `params.json`.
+/// The text of `params.json` for both units of `set`.
 pub fn params_json(set: &ModelSet, sha256: &str) -> Result<String, GenError> {
-    Ok(crate::output::json_text(&ParamsFile::of(set, sha256)?))
+    let units = vec![
+        compressor::build_described(set)?.1,
+        decompressor::build_described(set)?.1,
+    ];
+    Ok(crate::output::json_text(&ParamsFile::of(
+        set, sha256, units,
+    ))?)
 }
 
 /// Load the model set in `model_dir`, generate `units` into `out_dir`
@@ -156,7 +161,8 @@ pub fn write_units(
         model_dir.to_path_buf()
     };
     let header = header_lines(&set, &model_file.display().to_string(), &sha, command_line);
-    let files = generate(&set, units, &header)?;
-    crate::output::write_unit_dir(out_dir, &files, &params_json(&set, &sha)?)
+    let (files, described) = generate(&set, units, &header)?;
+    let json = crate::output::json_text(&ParamsFile::of(&set, &sha, described))?;
+    crate::output::write_unit_dir(out_dir, &files, &json)
         .map_err(|(path, source)| GenError::Write { path, source })
 }

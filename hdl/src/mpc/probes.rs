@@ -6,54 +6,7 @@
 
 use crate::circuits::{wire, Pipeline};
 use crate::ir::{Expr, IrError, Module, SignalKind};
-
-/// Where a probe is sampled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProbeKind {
-    /// A pipeline register of the stage, read after the edge that loads it.
-    Register,
-    /// A wire of the stage's logic, read while the stage's inputs hold the
-    /// block.
-    Logic,
-}
-
-/// For which blocks a probe is compared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum When {
-    /// Every block (for the decompressor: inputs the golden model rejects
-    /// included).
-    Always,
-    /// Decompressor inputs the golden model accepts.
-    Accepted,
-    /// The model chosen (compressor: by the selection rule, before the raw
-    /// check) or decoded (decompressor) is a predictor.
-    Predictor,
-    /// The model chosen or decoded has this model ID.
-    Model(u32),
-}
-
-/// One probe of a generated unit.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct StageProbe {
-    /// The Verilog signal name.
-    pub name: String,
-    /// The pipeline stage (1-based) whose register it is or whose logic
-    /// computes it.
-    pub stage: usize,
-    pub kind: ProbeKind,
-    pub width: u32,
-    /// The golden trace field it mirrors, e.g. `candidates[2].pred`,
-    /// `output.len`, `planes[3]` (the vocabulary is in docs/hw/cosim.md).
-    pub mirrors: String,
-    pub when: When,
-    /// A sibling signal of the same stage the comparison needs (the slot
-    /// lengths of a code register, the symbol count of a partly decoded
-    /// symbol register).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub with: Option<String>,
-}
+pub use crate::unit::{ProbeKind, StageProbe, When};
 
 /// The probe lists of both MPC units.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

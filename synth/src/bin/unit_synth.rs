@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use synth::flow::{self, AbcScript, Options, UnitKind};
+use synth::flow::{self, AbcScript, Options};
 use synth::liberty::Liberty;
 use synth::report;
 
@@ -108,23 +108,14 @@ fn main() -> Result<()> {
         lib.nand2.0,
         opts.abc.name()
     );
+    let params_json = cli.rtl.join("params.json");
+    let described = hdl::unit::read_units(&params_json)?;
     let mut reports = Vec::new();
     for top in &units {
-        let kind = if top.contains("decompressor") {
-            UnitKind::Decompressor
-        } else {
-            UnitKind::Compressor
-        };
+        let unit = hdl::unit::find(&described, top, &params_json)?;
         let v = cli.rtl.join(format!("{top}.v"));
-        let r = flow::run_unit(
-            &v,
-            top,
-            kind,
-            &lib,
-            &out.join(format!("{top}{suffix}")),
-            opts,
-        )
-        .with_context(|| format!("synthesising {}", v.display()))?;
+        let r = flow::run_unit(&v, unit, &lib, &out.join(format!("{top}{suffix}")), opts)
+            .with_context(|| format!("synthesising {}", v.display()))?;
         let t = r.timing.as_ref();
         let line = format!(
             "| {top} | {:.0} | {} | {} | {:.0} | {:.0} | {} | {} | {} | {} |",

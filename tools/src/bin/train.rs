@@ -290,7 +290,7 @@ fn main() -> Result<()> {
     let t_train = t1.elapsed();
 
     // Round trip through the loader before anything is written.
-    let text = set.to_toml();
+    let text = set.to_toml()?;
     let header = format!(
         "# MPC model set `{name}`: TRAINED by `train` (docs/spec/training.md); do not edit by \
          hand, retrain.\n# Format: docs/spec/model-format.md. Report: report.md next to this \
