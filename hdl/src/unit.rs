@@ -79,13 +79,10 @@ pub enum UnitsError {
 /// stage probes, about 150 bytes each).
 pub const MAX_PARAMS_BYTES: u64 = 1 << 20;
 
-/// The `units` of the `params.json` at `path` (any generator's).
-pub fn read_units(path: &std::path::Path) -> Result<Vec<UnitDescription>, UnitsError> {
+/// The text of the `params.json` at `path`, refused when larger than
+/// [`MAX_PARAMS_BYTES`] (read no further).
+pub fn read_params_text(path: &std::path::Path) -> Result<String, UnitsError> {
     use std::io::Read;
-    #[derive(serde::Deserialize)]
-    struct Units {
-        units: Vec<UnitDescription>,
-    }
     let io = |source| UnitsError::Io {
         path: path.to_path_buf(),
         source,
@@ -101,6 +98,16 @@ pub fn read_units(path: &std::path::Path) -> Result<Vec<UnitDescription>, UnitsE
             path: path.to_path_buf(),
         });
     }
+    Ok(text)
+}
+
+/// The `units` of the `params.json` at `path` (any generator's).
+pub fn read_units(path: &std::path::Path) -> Result<Vec<UnitDescription>, UnitsError> {
+    #[derive(serde::Deserialize)]
+    struct Units {
+        units: Vec<UnitDescription>,
+    }
+    let text = read_params_text(path)?;
     let u: Units = serde_json::from_str(&text).map_err(|e| UnitsError::Parse {
         path: path.to_path_buf(),
         message: e.to_string(),

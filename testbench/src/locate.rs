@@ -811,7 +811,7 @@ pub fn locate(
         Some(p) => p.clone(),
         None => {
             loc.notes.push(format!(
-                "{} has no stage probe list (params.json `stage_probes`); comparing the probes the generator emits for model set {}",
+                "{} has no stage probe list (params.json `units` describing both units); comparing the probes the generator emits for model set {}",
                 rtl.dir.display(),
                 set.name
             ));

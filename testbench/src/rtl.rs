@@ -111,28 +111,14 @@ struct ParamsJson {
     units: Option<Vec<hdl::unit::UnitDescription>>,
 }
 
-/// Largest `params.json` read (a generated one is under 64 KiB: mostly the
-/// stage probes, about 150 bytes each).
-const MAX_PARAMS_BYTES: u64 = 1 << 20;
-
 fn read_params_json(path: &Path) -> Result<ParamsJson, RtlError> {
-    use std::io::Read;
-    let io = |source| RtlError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_PARAMS_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(io)?;
-    if text.len() as u64 > MAX_PARAMS_BYTES {
-        return Err(RtlError::ParamsFile {
+    let text = hdl::unit::read_params_text(path).map_err(|e| match e {
+        hdl::unit::UnitsError::Io { path, source } => RtlError::Io { path, source },
+        other => RtlError::ParamsFile {
             path: path.to_path_buf(),
-            message: format!("larger than {MAX_PARAMS_BYTES} bytes"),
-        });
-    }
+            message: other.to_string(),
+        },
+    })?;
     parse_params_json(path, &text)
 }
 

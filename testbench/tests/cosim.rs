@@ -219,7 +219,7 @@ fn a_broken_stage_of_either_unit_is_located() {
     let pj = dir.join("params.json");
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&pj).expect("read")).expect("JSON");
-    v["stage_probes"]["decompressor"]
+    v["units"][1]["probes"]
         .as_array_mut()
         .expect("decompressor probes")
         .push(
