@@ -77,8 +77,12 @@ pub fn capture_micros() -> u64 {
     CAPTURE_MICROS.load(Relaxed).max(0) as u64
 }
 
-/// The first three frames of `golden` (or, failing that, of this crate's
-/// targets) in a `std::backtrace::Backtrace` rendering.
+/// The crates whose readers the fuzzer drives: their frames name an
+/// allocation site.
+const LIBRARY_CRATES: [&str; 2] = ["golden", "bulk"];
+
+/// The first three frames of [`LIBRARY_CRATES`] (or, failing that, of this
+/// crate's targets) in a `std::backtrace::Backtrace` rendering.
 pub fn summarize_backtrace(bt: &str) -> String {
     let mut frames: Vec<(String, String)> = Vec::new();
     let mut lines = bt.lines().peekable();
@@ -100,27 +104,31 @@ pub fn summarize_backtrace(bt: &str) -> String {
         };
         frames.push((strip_hash(name.trim()), at));
     }
-    let pick = |prefix: &str| -> Vec<String> {
+    let pick = |crates: &[&str]| -> Vec<String> {
         frames
             .iter()
             .filter(|(n, _)| {
-                n.starts_with(prefix)
+                crates.iter().any(|c| n.starts_with(&format!("{c}::")))
                     && !n.starts_with("mpcgen_fuzz::alloc::")
                     && !n.starts_with("mpcgen_fuzz::harness::")
             })
             .take(3)
             .map(|(n, at)| {
-                let file = at
-                    .rsplit_once("/golden/")
-                    .map(|(_, f)| format!("golden/{f}"))
+                // the path from the crate's directory on
+                let file = LIBRARY_CRATES
+                    .iter()
+                    .find_map(|c| {
+                        at.rsplit_once(&format!("/{c}/src/"))
+                            .map(|(_, f)| format!("{c}/src/{f}"))
+                    })
                     .unwrap_or_else(|| at.rsplit('/').next().unwrap_or("").to_string());
                 format!("{n} ({file})")
             })
             .collect()
     };
-    let mut v = pick("golden::");
+    let mut v = pick(&LIBRARY_CRATES);
     if v.is_empty() {
-        v = pick("mpcgen_fuzz::");
+        v = pick(&["mpcgen_fuzz"]);
     }
     if v.is_empty() {
         "unknown site".into()
@@ -288,7 +296,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backtrace_summary_keeps_golden_frames() {
+    fn backtrace_summary_keeps_library_frames() {
         let bt = "   0: std::backtrace::Backtrace::force_capture\n             at /rustc/x/library/std/src/backtrace.rs:312:13\n   1: bulk::stream::decode_slot::h0123456789abcdef\n             at /work/x/bulk/src/stream.rs:440:5\n   2: mpcgen_fuzz::harness::run\n";
         assert_eq!(
             summarize_backtrace(bt),
