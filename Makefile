@@ -56,7 +56,7 @@ cosim-all:
 	$(CARGO) build --release -p testbench --bin cosim
 	@for m in $(SHIPPED_SETS); do \
 	  echo "== cosim $$m"; \
-	  $(CARGO) run --release -q -p testbench --bin cosim -- --model $$m --sim both --unit all --blocks $(COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus) || exit 1; \
+	  $(CARGO) run --release -q -p testbench --bin cosim -- mpc --model $$m --sim both --unit all --blocks $(COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus) || exit 1; \
 	done
 	$(MAKE) cosim-bdi
 	$(MAKE) cosim-dpc
@@ -65,17 +65,17 @@ cosim-all:
 ## 128-byte blocks, 32-byte MAG unsigned and 16-byte MAG signed, both simulators.
 BDI_COSIM_BLOCKS ?= 300
 cosim-bdi:
-	$(CARGO) build --release -p testbench --bin cosim_bdi
-	$(CARGO) run --release -q -p testbench --bin cosim_bdi -- --block 128 --mag 32 --base 4 --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
-	$(CARGO) run --release -q -p testbench --bin cosim_bdi -- --block 128 --mag 16 --base 4 --mode signed --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 2 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(CARGO) build --release -p testbench --bin cosim
+	$(CARGO) run --release -q -p testbench --bin cosim -- magbdi --block 128 --mag 32 --base 4 --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(CARGO) run --release -q -p testbench --bin cosim -- magbdi --block 128 --mag 16 --base 4 --mode signed --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 2 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 ## Short co-simulation of the five DPC units (docs/hw/dpc.md): plain,
 ## DF-TRUC and DF-MAN compressors, plain and DF-TRUC decompressors, both
 ## simulators, stalls, backpressure and resets.
 DPC_COSIM_BLOCKS ?= 300
 cosim-dpc:
-	$(CARGO) build --release -p testbench --bin cosim_dpc
-	$(CARGO) run --release -q -p testbench --bin cosim_dpc -- --sim both --unit all --blocks $(DPC_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(CARGO) build --release -p testbench --bin cosim
+	$(CARGO) run --release -q -p testbench --bin cosim -- dpc --sim both --unit all --blocks $(DPC_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -129,11 +129,11 @@ UNIT    ?= all
 SEED    ?= 1
 BLOCKS  ?= $(if $(filter verilator,$(SIM)),1000000,10000)
 sim:
-	$(CARGO) run --release -p testbench --bin cosim -- --model $(MODEL) --sim $(SIM) --unit $(UNIT) --blocks $(BLOCKS) --seed $(SEED) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(CARGO) run --release -p testbench --bin cosim -- mpc --model $(MODEL) --sim $(SIM) --unit $(UNIT) --blocks $(BLOCKS) --seed $(SEED) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 ## Short co-simulation of every unit on both simulators (what CI runs).
 cosim:
-	$(CARGO) run --release -p testbench --bin cosim -- --model $(MODEL) --sim both --unit all --blocks 3000 --seed $(SEED) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(CARGO) run --release -p testbench --bin cosim -- mpc --model $(MODEL) --sim both --unit all --blocks 3000 --seed $(SEED) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 ## Throughput benchmarks of the golden codecs over the corpus.
 bench:

@@ -5,9 +5,9 @@
 
 pub use hdl_ir as ir;
 
-pub mod bdi;
 pub mod circuits;
 pub mod dpc;
+pub mod magbdi;
 pub mod mpc;
 pub mod output;
 pub mod tools;

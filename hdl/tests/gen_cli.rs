@@ -144,3 +144,62 @@ fn dpc_block_above_the_largest_is_refused() {
         "DPC: block size 2048 bytes is above the 1024-byte maximum",
     );
 }
+
+/// The Verilog of `dir` without its `// ` comment lines (the header names
+/// the command), file by file, and `params.json`.
+fn bodies(dir: &Path) -> Vec<(String, String)> {
+    written(dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".v") || n == "params.json" || n == "files.f")
+        .map(|n| {
+            let text = std::fs::read_to_string(dir.join(&n)).expect("read");
+            let body: String = text
+                .lines()
+                .filter(|l| !l.starts_with("// "))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            (n, body)
+        })
+        .collect()
+}
+
+#[test]
+fn subcommands_and_the_flat_form_generate_the_same_units() {
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example");
+    let m = models.to_str().expect("utf-8 path");
+    let pairs: [(&[&str], &[&str], &str); 3] = [
+        (&["--model", m], &["mpc", "--model", m], "mpc"),
+        (
+            &["--unit", "bdi", "--block", "64", "--mag", "16"],
+            &["magbdi", "--block", "64", "--mag", "16"],
+            "magbdi",
+        ),
+        (
+            &["--unit", "dpc", "--block", "64"],
+            &["dpc", "--block", "64"],
+            "dpc",
+        ),
+    ];
+    for (flat, sub, name) in pairs {
+        let (a, b) = (
+            out_dir(&format!("{name}_flat")),
+            out_dir(&format!("{name}_sub")),
+        );
+        for (args, dir) in [(flat, &a), (sub, &b)] {
+            let o = gen(args, dir);
+            assert!(
+                o.status.success(),
+                "gen {args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let (x, y) = (bodies(&a), bodies(&b));
+        assert!(x.len() >= 3, "{name}: {x:?}");
+        assert_eq!(x, y, "{name}");
+    }
+    // a flat option with a subcommand is refused, writing nothing
+    let dir = out_dir("mixed");
+    let o = gen(&["--unit", "dpc", "mpc", "--model", m], &dir);
+    assert!(!o.status.success());
+    assert!(written(&dir).is_empty());
+}

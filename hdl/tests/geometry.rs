@@ -87,15 +87,16 @@ fn bdi_every_accepted_geometry_generates() {
             let what = format!("MAG-aware BDI block {b} MAG {m} base {k} {mode}");
             match Table::new(p) {
                 Ok(table) => {
-                    let header = hdl::bdi::header_lines(&table, "test");
-                    let (files, _) = hdl::bdi::generate(&table, &hdl::bdi::Unit::ALL, &header)
-                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let header = hdl::magbdi::header_lines(&table, "test");
+                    let (files, _) =
+                        hdl::magbdi::generate(&table, &hdl::magbdi::Unit::ALL, &header)
+                            .unwrap_or_else(|e| panic!("{what}: {e}"));
                     check_files(&what, &files);
                     generated += 1;
                 }
                 Err(golden_err) => {
                     let _ = std::fs::remove_dir_all(&dir);
-                    let e = hdl::bdi::write_units(p, &dir, &hdl::bdi::Unit::ALL, "test")
+                    let e = hdl::magbdi::write_units(p, &dir, &hdl::magbdi::Unit::ALL, "test")
                         .expect_err(&what);
                     assert_eq!(e.to_string(), golden_err.to_string(), "{what}");
                     assert!(!dir.exists(), "{what}: nothing may be written");

@@ -84,8 +84,8 @@ fn bdi_and_dpc_params_json_keys_and_values() {
         golden::magbdi::DeltaMode::Unsigned,
     ))
     .expect("valid BDI parameters");
-    let mut v: Value =
-        serde_json::from_str(&hdl::bdi::params_json(&t).expect("generates")).expect("valid JSON");
+    let mut v: Value = serde_json::from_str(&hdl::magbdi::params_json(&t).expect("generates"))
+        .expect("valid JSON");
     let units = v
         .as_object_mut()
         .and_then(|o| o.remove("units"))

@@ -77,10 +77,10 @@ fn magbdi_and_dpc_units_describe_themselves() {
             mode,
         })
         .expect("table");
-        let (m, d) = hdl::bdi::compressor::build_described(&table).expect("compressor");
-        check_description(&m, &d, hdl::bdi::LATENCY);
-        let (m, d) = hdl::bdi::decompressor::build_described(&table).expect("decompressor");
-        check_description(&m, &d, hdl::bdi::LATENCY);
+        let (m, d) = hdl::magbdi::compressor::build_described(&table).expect("compressor");
+        check_description(&m, &d, hdl::magbdi::LATENCY);
+        let (m, d) = hdl::magbdi::decompressor::build_described(&table).expect("decompressor");
+        check_description(&m, &d, hdl::magbdi::LATENCY);
     }
     let p = golden::dpc::DpcParams::default();
     for u in hdl::dpc::Unit::ALL {

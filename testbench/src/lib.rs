@@ -13,11 +13,11 @@
 //! * [`rtl`]: the generated units of a model set.
 //! * [`run`]: everything together, as the `cosim` binary uses it.
 
-pub mod bdi;
 pub mod compare;
 pub mod dpc;
 pub mod hex;
 pub mod locate;
+pub mod magbdi;
 pub mod output;
 pub mod rng;
 pub mod rtl;

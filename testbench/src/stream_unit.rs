@@ -7,8 +7,8 @@
 //! expectations and the ideal-pipeline timing model
 //! ([`schedule::model_run`]).
 //!
-//! Used by [`crate::bdi`] and [`crate::dpc`], and by their binaries
-//! (`cosim_bdi`, `cosim_dpc`: [`StreamArgs`]) and tests ([`icarus_or_skip`],
+//! Used by [`crate::magbdi`] and [`crate::dpc`], and by their binaries
+//! (`cosim magbdi`, `cosim dpc`: [`StreamArgs`]) and tests ([`icarus_or_skip`],
 //! [`test_corpus`]).
 
 use std::fmt::Write as _;

@@ -1,14 +1,15 @@
-//! A small reader of the VCD files Icarus and Verilator write: the variable
-//! tree and every value change, so that pipeline registers can be read by
-//! name at a given time.
+//! The VCD files Icarus and Verilator write, read with the `vcd` crate
+//! into the variable tree and every value change, so that pipeline
+//! registers can be read by name at a given time.
 
 use std::collections::HashMap;
 
 /// VCD problems.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VcdError {
-    #[error("VCD line {line}: {problem}")]
-    Syntax { line: usize, problem: String },
+    /// What the `vcd` crate's parser says (its message names the line).
+    #[error("VCD: {0}")]
+    Parse(String),
 }
 
 /// One `$var`.
@@ -50,90 +51,39 @@ pub struct Vcd {
 
 impl Vcd {
     pub fn parse(text: &str) -> Result<Vcd, VcdError> {
+        use vcd::Command;
         let mut vcd = Vcd::default();
         let mut scope: Vec<String> = Vec::new();
         let mut time = 0u64;
-        let mut in_defs = true;
-        let toks: Vec<(usize, &str)> = text
-            .lines()
-            .enumerate()
-            .flat_map(|(i, l)| l.split_whitespace().map(move |t| (i + 1, t)))
-            .collect();
-        let mut i = 0usize;
-        let skip_to_end = |i: &mut usize| {
-            while *i < toks.len() && toks[*i].1 != "$end" {
-                *i += 1;
-            }
-            *i += 1;
-        };
-        while i < toks.len() {
-            let (line, t) = toks[i];
-            i += 1;
-            let err = |problem: String| VcdError::Syntax { line, problem };
-            let arg = |k: usize| toks.get(i + k).map(|x| x.1);
-            if in_defs {
-                match t {
-                    "$scope" => {
-                        let name = arg(1).ok_or_else(|| err("$scope without a name".into()))?;
-                        scope.push(name.to_string());
-                        skip_to_end(&mut i);
-                    }
-                    "$upscope" => {
-                        scope.pop();
-                        skip_to_end(&mut i);
-                    }
-                    "$var" => {
-                        let width = arg(1)
-                            .and_then(|w| w.parse::<u32>().ok())
-                            .ok_or_else(|| err("$var without a width".into()))?;
-                        let code = arg(2).ok_or_else(|| err("$var without a code".into()))?;
-                        let name = arg(3).ok_or_else(|| err("$var without a name".into()))?;
-                        vcd.vars.push(Var {
-                            scope: scope.clone(),
-                            name: name.to_string(),
-                            width,
-                            code: code.to_string(),
-                        });
-                        skip_to_end(&mut i);
-                    }
-                    "$enddefinitions" => {
-                        skip_to_end(&mut i);
-                        in_defs = false;
-                    }
-                    _ if t.starts_with('$') => skip_to_end(&mut i),
-                    _ => return Err(err(format!("unexpected token `{t}` in the header"))),
+        for cmd in vcd::Parser::new(text.as_bytes()) {
+            let cmd = cmd.map_err(|e| VcdError::Parse(e.to_string()))?;
+            let mut change = |code: &vcd::IdCode, value: String| {
+                vcd.changes
+                    .entry(code.to_string())
+                    .or_default()
+                    .push((time, value));
+            };
+            match cmd {
+                Command::ScopeDef(_, name) => scope.push(name),
+                Command::Upscope => {
+                    scope.pop();
                 }
-                continue;
-            }
-            match t.as_bytes()[0] {
-                b'#' => {
-                    time = t[1..]
-                        .parse()
-                        .map_err(|_| err(format!("bad timestamp `{t}`")))?;
-                    vcd.end = vcd.end.max(time);
+                Command::VarDef(_, width, code, name, _) => vcd.vars.push(Var {
+                    scope: scope.clone(),
+                    name,
+                    width,
+                    code: code.to_string(),
+                }),
+                Command::Timestamp(t) => {
+                    time = t;
+                    vcd.end = vcd.end.max(t);
                 }
-                // $dumpvars, $dumpon, $dumpoff, $end: value changes follow
-                b'$' => {}
-                b'b' | b'B' => {
-                    let code = arg(0).ok_or_else(|| err("vector change without a code".into()))?;
-                    i += 1;
-                    vcd.changes
-                        .entry(code.to_string())
-                        .or_default()
-                        .push((time, t[1..].to_ascii_lowercase()));
+                Command::ChangeScalar(code, v) => change(&code, v.to_string()),
+                Command::ChangeVector(code, v) => {
+                    change(&code, v.iter().map(|b| b.to_string()).collect())
                 }
-                b'r' | b'R' => i += 1,
-                c @ (b'0' | b'1' | b'x' | b'X' | b'z' | b'Z') => {
-                    let code = &t[1..];
-                    if code.is_empty() {
-                        return Err(err(format!("scalar change without a code `{t}`")));
-                    }
-                    vcd.changes
-                        .entry(code.to_string())
-                        .or_default()
-                        .push((time, (c as char).to_ascii_lowercase().to_string()));
-                }
-                _ => return Err(err(format!("unexpected token `{t}`"))),
+                // dates, comments, $dumpvars/$end, real and string changes
+                _ => {}
             }
         }
         Ok(vcd)

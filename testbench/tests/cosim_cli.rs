@@ -44,8 +44,6 @@ fn assert_refused(exe: &str, args: &[&str], needles: &[&str]) {
 }
 
 const COSIM: &str = env!("CARGO_BIN_EXE_cosim");
-const COSIM_BDI: &str = env!("CARGO_BIN_EXE_cosim_bdi");
-const COSIM_DPC: &str = env!("CARGO_BIN_EXE_cosim_dpc");
 
 #[test]
 fn zero_blocks_and_zero_jobs_are_refused() {
@@ -65,13 +63,19 @@ fn zero_blocks_and_zero_jobs_are_refused() {
         &with(&["--blocks", "1", "--jobs", "0"]),
         &["--jobs", "at least 1"],
     );
-    for exe in [COSIM_BDI, COSIM_DPC] {
+    for family in ["magbdi", "dpc"] {
         assert_refused(
-            exe,
-            &["--sim", "icarus", "--no-corpus", "--blocks", "0"],
+            COSIM,
+            &[family, "--sim", "icarus", "--no-corpus", "--blocks", "0"],
             &["--blocks", "at least 1"],
         );
     }
+    // the MPC arguments go with `mpc` or with no subcommand, not both
+    assert_refused(
+        COSIM,
+        &with(&["--blocks", "1", "mpc"]),
+        &["cannot be used with"],
+    );
 }
 
 #[test]
@@ -94,17 +98,26 @@ fn stall_probabilities_outside_0_1_are_refused() {
             ],
             &["--stall"],
         );
-        for exe in [COSIM_BDI, COSIM_DPC] {
+        for family in ["magbdi", "dpc"] {
             assert_refused(
-                exe,
-                &["--sim", "icarus", "--no-corpus", "--blocks", "1", &flag],
+                COSIM,
+                &[
+                    family,
+                    "--sim",
+                    "icarus",
+                    "--no-corpus",
+                    "--blocks",
+                    "1",
+                    &flag,
+                ],
                 &["--stall"],
             );
         }
     }
     assert_refused(
-        COSIM_DPC,
+        COSIM,
         &[
+            "dpc",
             "--sim",
             "icarus",
             "--no-corpus",

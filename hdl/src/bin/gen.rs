@@ -1,13 +1,17 @@
-//! `gen`: write the Verilog of the MPC compressor and decompressor for a
-//! model set. `cargo run --bin gen -- --model models/example`
-//! MAG-aware BDI (docs/hw/mag-bdi.md):
-//! `cargo run --bin gen -- --unit bdi --block 128 --mag 32 --base 4 [--mode signed]`
-//! DPC (docs/hw/dpc.md): `cargo run --bin gen -- --unit dpc [--block 128 --segment 4 --sector 32]`
+//! `gen`: write the Verilog of generated units, one subcommand per family:
+//!
+//! * MPC, for a model set: `gen mpc --model models/example [--unit compressor]`
+//!   (also without the subcommand: `gen --model models/example`);
+//! * MAG-aware BDI (docs/hw/mag-bdi.md):
+//!   `gen magbdi --block 128 --mag 32 --base 4 [--mode signed]`
+//!   (also `gen --unit magbdi ...`, or `--unit bdi`);
+//! * DPC (docs/hw/dpc.md): `gen dpc [--block 128 --segment 4 --sector 32]`
+//!   (also `gen --unit dpc ...`).
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::{Parser, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use golden::mpc::ModelSet;
 use hdl::mpc::{write_units, Unit};
 
@@ -17,7 +21,8 @@ enum UnitArg {
     Decompressor,
     All,
     /// MAG-aware BDI compressor + decompressor (--block, --mag, --base, --mode).
-    Bdi,
+    #[value(alias = "bdi")]
+    Magbdi,
     /// DPC compressors (plain, DF-TRUC, DF-MAN) + decompressors (--block,
     /// --segment, --sector).
     Dpc,
@@ -27,9 +32,84 @@ enum UnitArg {
 #[command(
     name = "gen",
     version,
-    about = "Generate MPC compressor/decompressor Verilog from a model set"
+    about = "Generate the Verilog of the MPC (from a model set), MAG-aware BDI and DPC units",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
+    #[command(subcommand)]
+    family: Option<Family>,
+    #[command(flatten)]
+    flat: Flat,
+}
+
+#[derive(Subcommand)]
+enum Family {
+    /// The MPC compressor and decompressor of a model set.
+    Mpc(MpcArgs),
+    /// The MAG-aware BDI compressor and decompressor.
+    Magbdi(MagBdiArgs),
+    /// The DPC compressors (plain, DF-TRUC, DF-MAN) and decompressors.
+    Dpc(DpcArgs),
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MpcUnit {
+    Compressor,
+    Decompressor,
+    All,
+}
+
+#[derive(Args)]
+struct MpcArgs {
+    /// Model-set directory (holding model.toml) or model file.
+    #[arg(long, short)]
+    model: PathBuf,
+    /// Output directory [default: build/<model-set name>].
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Which unit to generate.
+    #[arg(long, value_enum, default_value = "all")]
+    unit: MpcUnit,
+}
+
+#[derive(Args)]
+struct MagBdiArgs {
+    /// Output directory [default: build/bdi-<block>-<mag>-<base>[-signed]].
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Block size in bytes.
+    #[arg(long, default_value_t = 128)]
+    block: usize,
+    /// Memory access granularity in bytes.
+    #[arg(long, default_value_t = 32)]
+    mag: usize,
+    /// Base (value) size in bytes.
+    #[arg(long, default_value_t = 4)]
+    base: usize,
+    /// Delta mode, `unsigned` (leading zeros) or `signed`.
+    #[arg(long, default_value = "unsigned")]
+    mode: golden::magbdi::DeltaMode,
+}
+
+#[derive(Args)]
+struct DpcArgs {
+    /// Output directory [default: build/dpc-<block>-<segment>-<sector>].
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Block size in bytes.
+    #[arg(long, default_value_t = 128)]
+    block: usize,
+    /// Segment size in bytes.
+    #[arg(long, default_value_t = golden::dpc::SEGMENT_BYTES)]
+    segment: usize,
+    /// Critical-sector size in bytes.
+    #[arg(long, default_value_t = golden::dpc::SECTOR_BYTES)]
+    sector: usize,
+}
+
+/// The form without a subcommand: `--unit` picks the family.
+#[derive(Args)]
+struct Flat {
     /// Model-set directory (holding model.toml) or model file (MPC units).
     #[arg(long, short)]
     model: Option<PathBuf>,
@@ -39,16 +119,16 @@ struct Cli {
     /// Which unit to generate.
     #[arg(long, value_enum, default_value = "all")]
     unit: UnitArg,
-    /// --unit bdi: block size in bytes.
+    /// --unit magbdi: block size in bytes (also --unit dpc).
     #[arg(long, default_value_t = 128)]
     block: usize,
-    /// --unit bdi: memory access granularity in bytes.
+    /// --unit magbdi: memory access granularity in bytes.
     #[arg(long, default_value_t = 32)]
     mag: usize,
-    /// --unit bdi: base (value) size in bytes.
+    /// --unit magbdi: base (value) size in bytes.
     #[arg(long, default_value_t = 4)]
     base: usize,
-    /// --unit bdi: delta mode, `unsigned` (leading zeros) or `signed`.
+    /// --unit magbdi: delta mode, `unsigned` (leading zeros) or `signed`.
     #[arg(long, default_value = "unsigned")]
     mode: golden::magbdi::DeltaMode,
     /// --unit dpc: segment size in bytes (the block size is --block).
@@ -59,62 +139,95 @@ struct Cli {
     sector: usize,
 }
 
-/// `--unit dpc`: the five DPC units into build/dpc-<block>-<segment>-<sector>.
-fn gen_dpc(cli: &Cli, command_line: &str) -> Result<()> {
-    let p = golden::dpc::DpcParams::new(cli.block, cli.segment, cli.sector)?;
-    let out = cli.out.clone().unwrap_or_else(|| {
-        PathBuf::from("build").join(format!("dpc-{}-{}-{}", cli.block, cli.segment, cli.sector))
-    });
-    let paths = hdl::dpc::write_units(&p, &out, &hdl::dpc::Unit::ALL, command_line)
-        .with_context(|| format!("generating DPC into {}", out.display()))?;
-    for p in &paths {
-        let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        println!("wrote {} ({} bytes)", p.display(), size);
+impl Flat {
+    /// The subcommand this form stands for.
+    fn family(self) -> Result<Family> {
+        let Flat {
+            model,
+            out,
+            unit,
+            block,
+            mag,
+            base,
+            mode,
+            segment,
+            sector,
+        } = self;
+        let mpc = |unit| -> Result<Family> {
+            Ok(Family::Mpc(MpcArgs {
+                model: model.context("--model is required for the MPC units")?,
+                out,
+                unit,
+            }))
+        };
+        match unit {
+            UnitArg::Compressor => mpc(MpcUnit::Compressor),
+            UnitArg::Decompressor => mpc(MpcUnit::Decompressor),
+            UnitArg::All => mpc(MpcUnit::All),
+            UnitArg::Magbdi => Ok(Family::Magbdi(MagBdiArgs {
+                out,
+                block,
+                mag,
+                base,
+                mode,
+            })),
+            UnitArg::Dpc => Ok(Family::Dpc(DpcArgs {
+                out,
+                block,
+                segment,
+                sector,
+            })),
+        }
     }
-    Ok(())
 }
 
-/// `--unit bdi`: validate the parameters (Eq. 1) and write both units.
-fn gen_bdi(cli: &Cli, command_line: &str) -> Result<()> {
-    let p = golden::magbdi::Params::new(cli.block, cli.mag, cli.base, cli.mode);
-    let out = cli
+/// The five DPC units into build/dpc-<block>-<segment>-<sector>.
+fn gen_dpc(a: DpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
+    let p = golden::dpc::DpcParams::new(a.block, a.segment, a.sector)?;
+    let out = a.out.unwrap_or_else(|| {
+        PathBuf::from("build").join(format!("dpc-{}-{}-{}", a.block, a.segment, a.sector))
+    });
+    hdl::dpc::write_units(&p, &out, &hdl::dpc::Unit::ALL, command_line)
+        .with_context(|| format!("generating DPC into {}", out.display()))
+}
+
+/// Validate the MAG-aware BDI parameters (Eq. 1) and write both units.
+fn gen_magbdi(a: MagBdiArgs, command_line: &str) -> Result<Vec<PathBuf>> {
+    let p = golden::magbdi::Params::new(a.block, a.mag, a.base, a.mode);
+    let out = a
         .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("build").join(hdl::bdi::config_name(&p)));
-    let paths = hdl::bdi::write_units(p, &out, &hdl::bdi::Unit::ALL, command_line)
-        .with_context(|| format!("generating MAG-aware BDI into {}", out.display()))?;
-    for p in &paths {
-        let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        println!("wrote {} ({} bytes)", p.display(), size);
-    }
-    Ok(())
+        .unwrap_or_else(|| PathBuf::from("build").join(hdl::magbdi::config_name(&p)));
+    hdl::magbdi::write_units(p, &out, &hdl::magbdi::Unit::ALL, command_line)
+        .with_context(|| format!("generating MAG-aware BDI into {}", out.display()))
+}
+
+/// The MPC units of a model set into build/<set name>.
+fn gen_mpc(a: MpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
+    let set = ModelSet::load(&a.model)?;
+    let out = a
+        .out
+        .unwrap_or_else(|| PathBuf::from("build").join(&set.name));
+    let units: Vec<Unit> = match a.unit {
+        MpcUnit::Compressor => vec![Unit::Compressor],
+        MpcUnit::Decompressor => vec![Unit::Decompressor],
+        MpcUnit::All => Unit::ALL.to_vec(),
+    };
+    write_units(&a.model, &out, &units, command_line)
+        .with_context(|| format!("generating {} into {}", a.model.display(), out.display()))
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    if let UnitArg::Bdi = cli.unit {
-        return gen_bdi(&cli, &hdl::output::this_command());
-    }
-    if let UnitArg::Dpc = cli.unit {
-        return gen_dpc(&cli, &hdl::output::this_command());
-    }
-    let model = cli
-        .model
-        .clone()
-        .context("--model is required for the MPC units")?;
-    let set = ModelSet::load(&model)?;
-    let out = cli
-        .out
-        .unwrap_or_else(|| PathBuf::from("build").join(&set.name));
-    let units: Vec<Unit> = match cli.unit {
-        UnitArg::Compressor => vec![Unit::Compressor],
-        UnitArg::Decompressor => vec![Unit::Decompressor],
-        UnitArg::All => Unit::ALL.to_vec(),
-        UnitArg::Bdi | UnitArg::Dpc => unreachable!("handled above"),
-    };
     let command_line = hdl::output::this_command();
-    let paths = write_units(&model, &out, &units, &command_line)
-        .with_context(|| format!("generating {} into {}", model.display(), out.display()))?;
+    let family = match cli.family {
+        Some(f) => f,
+        None => cli.flat.family()?,
+    };
+    let paths = match family {
+        Family::Mpc(a) => gen_mpc(a, &command_line)?,
+        Family::Magbdi(a) => gen_magbdi(a, &command_line)?,
+        Family::Dpc(a) => gen_dpc(a, &command_line)?,
+    };
     for p in &paths {
         let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         println!("wrote {} ({} bytes)", p.display(), size);

@@ -1,15 +1,23 @@
-//! `cosim`: co-simulate the generated MPC units against the golden model.
+//! `cosim`: co-simulate generated units against their golden models, one
+//! subcommand per family (docs/hw/cosim.md):
 //!
-//! `cargo run --release -p testbench --bin cosim -- --model models/example
-//!  --sim both --unit all --blocks 10000`
+//! `cargo run --release -p testbench --bin cosim -- mpc --model models/example --sim both --unit all --blocks 10000`
+//! `cargo run --release -p testbench --bin cosim -- magbdi --block 128 --mag 32 --base 4 [--mode signed] --sim both --blocks 1000`
+//! `cargo run --release -p testbench --bin cosim -- dpc [--block 128 --segment 4 --sector 32] --sim both --unit all --blocks 1000`
+//!
+//! Without a subcommand, the arguments are those of `cosim mpc`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use clap::{Parser, ValueEnum};
+use anyhow::{anyhow, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use golden::dpc::DpcParams;
+use golden::magbdi::{DeltaMode, Params};
+use testbench::dpc::{parse_unit, DpcConfig};
+use testbench::magbdi::MagBdiConfig;
 use testbench::run::{self, Config};
-use testbench::stream_unit::{at_least_one, error_text, probability};
+use testbench::stream_unit::{self, at_least_one, probability, StreamArgs};
 use testbench::{rtl, sim, Simulator, Unit};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -31,9 +39,29 @@ enum UnitArg {
 #[command(
     name = "cosim",
     version,
-    about = "Co-simulate the generated MPC compressor/decompressor (Icarus, Verilator) against the golden model"
+    about = "Co-simulate generated units (Icarus, Verilator) against their golden models",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
+    #[command(subcommand)]
+    family: Option<Family>,
+    #[command(flatten)]
+    mpc: MpcArgs,
+}
+
+#[derive(Subcommand)]
+enum Family {
+    /// The MPC compressor and decompressor of a model set (the default).
+    Mpc(MpcArgs),
+    /// The MAG-aware BDI compressor and decompressor.
+    Magbdi(MagBdiArgs),
+    /// The DPC units: plain, DF-TRUC and DF-MAN compressors, plain and
+    /// DF-TRUC decompressors.
+    Dpc(DpcArgs),
+}
+
+#[derive(Args)]
+struct MpcArgs {
     /// Model-set directory.
     #[arg(long, short, default_value = "models/example")]
     model: PathBuf,
@@ -92,19 +120,50 @@ struct Cli {
     skip_missing: bool,
 }
 
-fn main() -> ExitCode {
-    match real_main() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("cosim: error: {}", error_text(&e));
-            ExitCode::from(2)
-        }
-    }
+#[derive(Args)]
+struct MagBdiArgs {
+    #[arg(long, default_value_t = 128)]
+    block: usize,
+    #[arg(long, default_value_t = 32)]
+    mag: usize,
+    #[arg(long, default_value_t = 4)]
+    base: usize,
+    #[arg(long, default_value = "unsigned")]
+    mode: DeltaMode,
+    #[arg(long, value_enum, default_value = "all")]
+    unit: UnitArg,
+    #[command(flatten)]
+    common: StreamArgs,
 }
 
-fn real_main() -> Result<bool> {
+#[derive(Args)]
+struct DpcArgs {
+    #[arg(long, default_value_t = 128)]
+    block: usize,
+    #[arg(long, default_value_t = 4)]
+    segment: usize,
+    #[arg(long, default_value_t = 32)]
+    sector: usize,
+    /// `all` or a comma-separated list of compressor, truc-compressor,
+    /// man-compressor, decompressor, truc-decompressor.
+    #[arg(long, default_value = "all")]
+    unit: String,
+    #[command(flatten)]
+    common: StreamArgs,
+}
+
+fn main() -> ExitCode {
     let cli = Cli::parse();
+    let (tool, res) = match cli.family {
+        None => ("cosim", run_mpc(cli.mpc)),
+        Some(Family::Mpc(a)) => ("cosim", run_mpc(a)),
+        Some(Family::Magbdi(a)) => ("cosim magbdi", run_magbdi(a)),
+        Some(Family::Dpc(a)) => ("cosim dpc", run_dpc(a)),
+    };
+    stream_unit::exit_code(tool, res)
+}
+
+fn run_mpc(cli: MpcArgs) -> Result<bool> {
     // The inputs first, before the simulators: the model set, and the RTL
     // given with --rtl must come from that set.
     let set = rtl::load_set(&cli.model)?;
@@ -201,4 +260,64 @@ fn real_main() -> Result<bool> {
         }
     );
     Ok(ok)
+}
+
+fn run_magbdi(cli: MagBdiArgs) -> Result<bool> {
+    let c = &cli.common;
+    let sims = c.sims()?;
+    let corpus = c.corpus();
+    let cfg = MagBdiConfig {
+        params: Params::new(cli.block, cli.mag, cli.base, cli.mode),
+        sims,
+        units: match cli.unit {
+            UnitArg::Compressor => vec![Unit::Compressor],
+            UnitArg::Decompressor => vec![Unit::Decompressor],
+            UnitArg::Loopback => vec![Unit::Loopback],
+            UnitArg::All => Unit::ALL.to_vec(),
+        },
+        blocks: c.blocks,
+        seed: c.seed,
+        corpus,
+        stall: c.stall,
+        resets: c.resets,
+        build: c.build.clone(),
+    };
+    let reports = testbench::magbdi::run(&cfg)?;
+    println!(
+        "cosim magbdi: block {} MAG {} base {} {} seed {} ({} vectors per unit)",
+        cli.block, cli.mag, cli.base, cli.mode, c.seed, cfg.blocks
+    );
+    Ok(stream_unit::print_reports("cosim magbdi", &reports))
+}
+
+fn run_dpc(cli: DpcArgs) -> Result<bool> {
+    let params = DpcParams::new(cli.block, cli.segment, cli.sector)?;
+    let c = &cli.common;
+    let sims = c.sims()?;
+    let units = if cli.unit.trim() == "all" {
+        hdl::dpc::Unit::ALL.to_vec()
+    } else {
+        cli.unit
+            .split(',')
+            .map(|u| parse_unit(u).ok_or_else(|| anyhow!("unknown DPC unit `{u}` (compressor, truc-compressor, man-compressor, decompressor, truc-decompressor, all)")))
+            .collect::<Result<Vec<_>>>()?
+    };
+    let corpus = c.corpus();
+    let cfg = DpcConfig {
+        params,
+        sims,
+        units,
+        blocks: c.blocks,
+        seed: c.seed,
+        corpus,
+        stall: c.stall,
+        resets: c.resets,
+        build: c.build.clone(),
+    };
+    let reports = testbench::dpc::run(&cfg)?;
+    println!(
+        "cosim dpc: block {} segment {} sector {} seed {} ({} vectors per unit, stall {}, {} resets)",
+        cli.block, cli.segment, cli.sector, c.seed, cfg.blocks, cfg.stall, cfg.resets
+    );
+    Ok(stream_unit::print_reports("cosim dpc", &reports))
 }

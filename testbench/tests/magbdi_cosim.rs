@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use golden::magbdi::{DeltaMode, Params};
-use testbench::bdi::{run, BdiConfig};
+use testbench::magbdi::{run, MagBdiConfig};
 use testbench::{stream_unit, Simulator, Unit};
 
 #[test]
@@ -12,7 +12,7 @@ fn bdi_units_match_golden_on_icarus() {
     if !stream_unit::icarus_or_skip() {
         return;
     }
-    let cfg = BdiConfig {
+    let cfg = MagBdiConfig {
         params: Params::new(128, 16, 4, DeltaMode::Signed),
         sims: vec![Simulator::Icarus],
         units: Unit::ALL.to_vec(),

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use golden::magbdi::{DeltaMode, MagBdi, Params, Table};
-use hdl::bdi::{compressor, decompressor, generate, header_lines, write_units, GenError, Unit};
 use hdl::ir::{Bits, Sim};
+use hdl::magbdi::{compressor, decompressor, generate, header_lines, write_units, GenError, Unit};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -1,4 +1,4 @@
-//! Co-simulation of the MAG-aware BDI units (`hdl::bdi`, docs/hw/mag-bdi.md)
+//! Co-simulation of the MAG-aware BDI units (`hdl::magbdi`, docs/hw/mag-bdi.md)
 //! against `golden::magbdi` on Icarus and Verilator, with the shared
 //! stream-unit harness ([`crate::stream_unit`]: `tb/bdi_tb.sv` over the
 //! shared driver `tb/stream_driver.svh`, the seeded stall/backpressure/reset
@@ -22,9 +22,9 @@ pub const TB_SOURCE: &str = include_str!("../tb/bdi_tb.sv");
 
 /// Why a BDI co-simulation could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum BdiSimError {
+pub enum MagBdiSimError {
     #[error(transparent)]
-    Gen(#[from] hdl::bdi::GenError),
+    Gen(#[from] hdl::magbdi::GenError),
     #[error(transparent)]
     Stream(#[from] StreamError),
     #[error(transparent)]
@@ -37,7 +37,7 @@ pub enum BdiSimError {
 
 /// One co-simulation run.
 #[derive(Clone, Debug)]
-pub struct BdiConfig {
+pub struct MagBdiConfig {
     pub params: Params,
     pub sims: Vec<Simulator>,
     pub units: Vec<Unit>,
@@ -186,21 +186,21 @@ fn got(unit: Unit, e: u32, bb: usize, o: &LeBus) -> Expect {
 }
 
 /// Generate the units and co-simulate every requested unit on every simulator.
-pub fn run(cfg: &BdiConfig) -> Result<Vec<StreamReport>, BdiSimError> {
+pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
     let codec = MagBdi::new(cfg.params)?;
     let table = codec.table().clone();
-    let name = hdl::bdi::config_name(&cfg.params);
+    let name = hdl::magbdi::config_name(&cfg.params);
     let root = cfg.build.join(&name);
     let cmdline = hdl::output::this_command();
-    let paths = hdl::bdi::write_units(cfg.params, &root, &hdl::bdi::Unit::ALL, &cmdline)?;
+    let paths = hdl::magbdi::write_units(cfg.params, &root, &hdl::magbdi::Unit::ALL, &cmdline)?;
     let params_json = root.join("params.json");
     let described = hdl::unit::read_units(&params_json)?;
-    let latency = |u: hdl::bdi::Unit| {
+    let latency = |u: hdl::magbdi::Unit| {
         hdl::unit::find(&described, u.module_name(), &params_json).map(|d| d.latency)
     };
     let (comp_latency, decomp_latency) = (
-        latency(hdl::bdi::Unit::Compressor)?,
-        latency(hdl::bdi::Unit::Decompressor)?,
+        latency(hdl::magbdi::Unit::Compressor)?,
+        latency(hdl::magbdi::Unit::Decompressor)?,
     );
     let rtl: Vec<PathBuf> = paths
         .into_iter()
