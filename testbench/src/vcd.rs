@@ -51,6 +51,16 @@ pub struct Vcd {
 
 impl Vcd {
     pub fn parse(text: &str) -> Result<Vcd, VcdError> {
+        Vcd::read(text, false)
+    }
+
+    /// Only the variable tree (everything up to `$enddefinitions`), for
+    /// large dumps: the text may end anywhere after it.
+    pub fn parse_header(text: &str) -> Result<Vcd, VcdError> {
+        Vcd::read(text, true)
+    }
+
+    fn read(text: &str, header_only: bool) -> Result<Vcd, VcdError> {
         use vcd::Command;
         let mut vcd = Vcd::default();
         let mut scope: Vec<String> = Vec::new();
@@ -74,6 +84,7 @@ impl Vcd {
                     width,
                     code: code.to_string(),
                 }),
+                Command::Enddefinitions if header_only => break,
                 Command::Timestamp(t) => {
                     time = t;
                     vcd.end = vcd.end.max(t);
@@ -87,15 +98,6 @@ impl Vcd {
             }
         }
         Ok(vcd)
-    }
-
-    /// Only the variable tree (everything up to `$enddefinitions`), for
-    /// large dumps.
-    pub fn parse_header(text: &str) -> Result<Vcd, VcdError> {
-        let end = text.find("$enddefinitions").map_or(text.len(), |i| {
-            i + "$enddefinitions $end".len().min(text.len() - i)
-        });
-        Vcd::parse(&text[..end])
     }
 
     /// The variable `name` in a scope whose path ends with `scope`

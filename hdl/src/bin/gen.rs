@@ -153,31 +153,34 @@ impl Flat {
             segment,
             sector,
         } = self;
-        let mpc = |unit| -> Result<Family> {
-            Ok(Family::Mpc(MpcArgs {
+        let mpc_unit = match unit {
+            UnitArg::Compressor => Some(MpcUnit::Compressor),
+            UnitArg::Decompressor => Some(MpcUnit::Decompressor),
+            UnitArg::All => Some(MpcUnit::All),
+            UnitArg::Magbdi | UnitArg::Dpc => None,
+        };
+        if let Some(unit) = mpc_unit {
+            return Ok(Family::Mpc(MpcArgs {
                 model: model.context("--model is required for the MPC units")?,
                 out,
                 unit,
-            }))
-        };
-        match unit {
-            UnitArg::Compressor => mpc(MpcUnit::Compressor),
-            UnitArg::Decompressor => mpc(MpcUnit::Decompressor),
-            UnitArg::All => mpc(MpcUnit::All),
-            UnitArg::Magbdi => Ok(Family::Magbdi(MagBdiArgs {
+            }));
+        }
+        Ok(match unit {
+            UnitArg::Dpc => Family::Dpc(DpcArgs {
+                out,
+                block,
+                segment,
+                sector,
+            }),
+            _ => Family::Magbdi(MagBdiArgs {
                 out,
                 block,
                 mag,
                 base,
                 mode,
-            })),
-            UnitArg::Dpc => Ok(Family::Dpc(DpcArgs {
-                out,
-                block,
-                segment,
-                sector,
-            })),
-        }
+            }),
+        })
     }
 }
 
