@@ -13,6 +13,7 @@
 //! * [`rtl`]: the generated units of a model set.
 //! * [`run`]: everything together, as the `cosim` binary uses it.
 
+pub mod cache;
 pub mod compare;
 pub mod dpc;
 pub mod hex;

@@ -1,6 +1,6 @@
 //! Compiling `tb/mpc_tb.sv` with the generated units on Icarus or
-//! Verilator (Verilator builds are cached while their sources are
-//! unchanged), and running the result on vector/schedule files.
+//! Verilator (builds reused while their sources are unchanged:
+//! [`crate::cache`]), and running the result on vector/schedule files.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -96,26 +96,6 @@ pub struct Build {
     pub seconds: f64,
 }
 
-use golden::hash::fnv1a64 as fnv64;
-
-fn tool_version(tool: &str) -> String {
-    Command::new(tool)
-        .arg(if tool == "iverilog" {
-            "-V"
-        } else {
-            "--version"
-        })
-        .output()
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string()
-        })
-        .unwrap_or_default()
-}
-
 fn tail(text: &str, lines: usize) -> String {
     let v: Vec<&str> = text.lines().collect();
     v[v.len().saturating_sub(lines)..].join("\n")
@@ -185,21 +165,9 @@ pub fn build(
         }
     };
     cmd.args(&files).current_dir(&dir);
-    // cache key: simulator, command, every source's contents
-    let mut key = format!(
-        "{}\n{:?}\n",
-        tool_version(match sim {
-            Simulator::Icarus => "iverilog",
-            Simulator::Verilator => "verilator",
-        }),
-        cmd
-    );
-    for f in &files {
-        let data = std::fs::read(f).map_err(io_err(f))?;
-        key.push_str(&format!("{} {:016x}\n", f.display(), fnv64(&data)));
-    }
-    let stamp = dir.join("build.stamp");
-    if exe.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == key) {
+    let key = crate::cache::BuildKey::new(sim, &cmd, &files)
+        .map_err(|(path, source)| SimError::Io { path, source })?;
+    if key.is_built(&dir, &exe) {
         return Ok(Build {
             sim,
             unit,
@@ -210,7 +178,7 @@ pub fn build(
             seconds: 0.0,
         });
     }
-    let _ = std::fs::remove_file(&stamp);
+    crate::cache::BuildKey::forget(&dir);
     let t0 = Instant::now();
     let out = cmd.output().map_err(io_err(&dir))?;
     let log_text = format!(
@@ -229,7 +197,7 @@ pub fn build(
             tail: tail(&log_text, 30),
         });
     }
-    std::fs::write(&stamp, key).map_err(io_err(&stamp))?;
+    key.record(&dir).map_err(io_err(&dir))?;
     Ok(Build {
         sim,
         unit,

@@ -1,8 +1,8 @@
 //! Shared pieces of the co-simulations of single-stream units (one
 //! valid/ready input bus, one valid/ready output bus) other than the MPC
 //! model sets: compiling a testbench built on `tb/stream_driver.svh` on
-//! Icarus or Verilator (Verilator builds cached by a hash of the simulator
-//! version, the command and every source), little-endian bus vectors,
+//! Icarus or Verilator (builds reused as [`crate::cache`] says),
+//! little-endian bus vectors,
 //! running the simulator and checking its records against the golden
 //! expectations and the ideal-pipeline timing model
 //! ([`schedule::model_run`]).
@@ -86,8 +86,8 @@ pub struct TbSpec<'a> {
     pub rtl: &'a [PathBuf],
 }
 
-/// Compile (or reuse) a testbench in `dir`; returns the command that runs
-/// it and whether a cached Verilator build was reused.
+/// Compile (or reuse, [`crate::cache`]) a testbench in `dir`; returns the
+/// command that runs it and whether an earlier build was reused.
 pub fn build(
     sim: Simulator,
     spec: &TbSpec<'_>,
@@ -100,30 +100,20 @@ pub fn build(
     std::fs::write(&tb, spec.tb_source).map_err(io(tb.display()))?;
     let inc = dir.join(DRIVER_FILE);
     std::fs::write(&inc, DRIVER_SOURCE).map_err(io(inc.display()))?;
-    let mut files = vec![tb.display().to_string()];
-    let mut key = golden::hash::FNV1A64_START;
-    key = fnv1a64_from(key, spec.tb_source.as_bytes());
-    key = fnv1a64_from(key, DRIVER_SOURCE.as_bytes());
+    let mut sources = vec![tb.clone(), inc.clone()];
     for f in spec.rtl {
-        files.push(
-            f.canonicalize()
-                .map_err(io(f.display()))?
-                .display()
-                .to_string(),
-        );
-        // The header's `// Command:` line (the command line of whoever
-        // generated the file) does not change the design: not hashed, so a
-        // cached Verilator build survives a rerun with other options.
-        let text = std::fs::read(f).map_err(io(f.display()))?;
-        for line in text.split(|&c| c == b'\n') {
-            if !line.starts_with(b"// Command:") {
-                key = fnv1a64_from(key, line);
-            }
-        }
+        sources.push(f.canonicalize().map_err(io(f.display()))?);
     }
+    // the include is found through -I; only the top file and the units
+    // are compiled by name
+    let files: Vec<String> = sources
+        .iter()
+        .filter(|f| **f != inc)
+        .map(|f| f.display().to_string())
+        .collect();
     let define = format!("-D{}", spec.define);
     let include = format!("-I{}", dir.display());
-    match sim {
+    let (mut cmd, exe, run) = match sim {
         Simulator::Icarus => {
             let exe = dir.join("sim.vvp");
             let mut c = Command::new("iverilog");
@@ -131,16 +121,16 @@ pub fn build(
             for (k, v) in &spec.params {
                 c.arg(format!("-P{}.{k}={v}", spec.top));
             }
-            run_tool(c.arg("-o").arg(&exe).args(&files), sim, "compile")?;
-            Ok((
-                vec!["vvp".into(), "-n".into(), exe.display().to_string()],
-                false,
-            ))
+            c.arg("-o").arg(&exe).args(&files);
+            let run = vec!["vvp".into(), "-n".into(), exe.display().to_string()];
+            (c, exe, run)
         }
         Simulator::Verilator => {
             let obj = dir.join("obj");
             let exe = obj.join("sim");
-            let args: Vec<String> = [
+            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let mut c = Command::new("verilator");
+            c.args([
                 "--binary",
                 "--timing",
                 "-O3",
@@ -153,42 +143,29 @@ pub fn build(
                 "-Wno-style",
                 "--top-module",
                 spec.top,
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .chain([define, include])
-            .chain(spec.params.iter().map(|(k, v)| format!("-G{k}={v}")))
-            .collect();
-            let version = Command::new("verilator")
-                .arg("--version")
-                .output()
-                .map(|o| o.stdout)
-                .unwrap_or_default();
-            key = fnv1a64_from(key, &version);
-            key = fnv1a64_from(key, args.join(" ").as_bytes());
-            let stamp = dir.join("build.stamp");
-            let want = format!("{key:016x}\n");
-            if exe.is_file() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(&want) {
-                return Ok((vec![exe.display().to_string()], true));
-            }
-            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-            run_tool(
-                Command::new("verilator")
-                    .args(&args)
-                    .arg("-j")
-                    .arg(jobs.to_string())
-                    .arg("--Mdir")
-                    .arg(&obj)
-                    .args(["-o", "sim"])
-                    .args(&files)
-                    .current_dir(&dir),
-                sim,
-                "compile",
-            )?;
-            std::fs::write(&stamp, want).map_err(io(stamp.display()))?;
-            Ok((vec![exe.display().to_string()], false))
+            ])
+            .args([define, include])
+            .args(spec.params.iter().map(|(k, v)| format!("-G{k}={v}")))
+            .arg("-j")
+            .arg(jobs.to_string())
+            .arg("--Mdir")
+            .arg(&obj)
+            .args(["-o", "sim"])
+            .args(&files)
+            .current_dir(&dir);
+            let run = vec![exe.display().to_string()];
+            (c, exe, run)
         }
+    };
+    let key = crate::cache::BuildKey::new(sim, &cmd, &sources)
+        .map_err(|(path, e)| io(path.display())(e))?;
+    if key.is_built(&dir, &exe) {
+        return Ok((run, true));
     }
+    crate::cache::BuildKey::forget(&dir);
+    run_tool(&mut cmd, sim, "compile")?;
+    key.record(&dir).map_err(io(dir.display()))?;
+    Ok((run, false))
 }
 
 /// A bus value built from fields, least significant first (as the
