@@ -1,5 +1,5 @@
 //! The generators of the compressor and decompressor RTL: MPC (`mpc`),
-//! MAG-aware BDI (`bdi`) and DPC (`dpc`), built on the typed Verilog IR of
+//! MAG-aware BDI (`magbdi`) and DPC (`dpc`), built on the typed Verilog IR of
 //! the `hdl-ir` crate (re-exported as [`ir`]; see
 //! `docs/decisions/0001-own-verilog-ir.md`).
 

@@ -1,5 +1,5 @@
-//! Co-simulation of the generated MPC RTL against the golden model
-//! (docs/hw/cosim.md).
+//! Co-simulation of the generated units (MPC, MAG-aware BDI, DPC) against
+//! their golden models (docs/hw/cosim.md).
 //!
 //! * [`vectors`]: input vectors (corpus, random, corner cases, Table-1
 //!   patterns, malformed compressed blocks) and their hex files.
@@ -11,7 +11,10 @@
 //! * [`vcd`], [`locate`]: on a mismatch, the first pipeline stage that
 //!   differs, from a VCD of the failing block, plus a GTKWave save file.
 //! * [`rtl`]: the generated units of a model set.
-//! * [`run`]: everything together, as the `cosim` binary uses it.
+//! * [`run`]: everything together for MPC, as `cosim mpc` uses it.
+//! * [`stream_unit`], [`magbdi`], [`dpc`]: the single-stream units on the
+//!   shared driver `tb/stream_driver.svh` (`cosim magbdi`, `cosim dpc`).
+//! * [`cache`]: the one build-cache policy of every testbench.
 
 pub mod cache;
 pub mod compare;
