@@ -67,8 +67,7 @@ impl BuildKey {
     /// Whether `dir` holds a finished build of this key (`exe` is there
     /// and the stamp matches).
     pub fn is_built(&self, dir: &Path, exe: &Path) -> bool {
-        exe.is_file()
-            && std::fs::read_to_string(dir.join(STAMP_FILE)).is_ok_and(|s| s == self.0)
+        exe.is_file() && std::fs::read_to_string(dir.join(STAMP_FILE)).is_ok_and(|s| s == self.0)
     }
 
     /// Forget the build in `dir` (before compiling over it).
@@ -93,7 +92,12 @@ mod tests {
         let f = d.join("u.v");
         let key = |text: &str| {
             std::fs::write(&f, text).unwrap();
-            BuildKey::new(Simulator::Icarus, &Command::new("true"), &[f.clone()]).unwrap()
+            BuildKey::new(
+                Simulator::Icarus,
+                &Command::new("true"),
+                std::slice::from_ref(&f),
+            )
+            .unwrap()
         };
         let a = key("// Command: gen --model a\nmodule u; endmodule\n");
         let b = key("// Command: gen mpc --model a\nmodule u; endmodule\n");

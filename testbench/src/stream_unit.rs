@@ -13,7 +13,6 @@
 
 use std::fmt::Write as _;
 
-use golden::hash::fnv1a64_from;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
