@@ -14,6 +14,7 @@ use hdl::dpc::{len_width, module_name, packet_width, Unit};
 
 use crate::rng::Rng;
 use crate::schedule::{Schedule, ScheduleConfig};
+use crate::sim::CxxOpt;
 use crate::stream_unit::{self, io, LeBus, SimRun, StreamError, StreamReport, TbSpec};
 use crate::Simulator;
 
@@ -671,16 +672,22 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
                 ("K", p.sectors() as u64),
             ],
             rtl: &rtl,
+            trace: false,
+            cxx: CxxOpt::for_vectors(vecs.len()),
         };
         for &sim in &cfg.sims {
             let started = std::time::Instant::now();
-            let dir = root.join(format!("sim-{}", sim.name())).join(name);
-            let (cmd, cached) = stream_unit::build(sim, &spec, &dir)?;
+            let dir = root.join(format!("sim-{}", sim.name())).join(format!(
+                "{}{}",
+                name,
+                spec.cxx.dir_suffix(sim)
+            ));
+            let b = crate::sim::build_tb(sim, &spec, &dir).map_err(StreamError::from)?;
             let r = SimRun {
                 sim,
                 unit: name,
-                cmd,
-                cached,
+                cmd: b.command_line(),
+                cached: b.cached,
                 dir: &dir,
                 vectors: &vec_path,
                 schedule_path: &sched_path,

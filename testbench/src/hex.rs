@@ -1,10 +1,10 @@
 //! Hex text of the values that cross the Verilog boundary: 256-bit blocks
-//! (byte `i` at bits `[8i+7:8i]`) and left-aligned compressed-bit buses
-//! (compressed bit `k` at bus bit `W-1-k`), as `$readmemh`/`$fscanf("%h")`
-//! read them and `$fwrite("%h")` writes them: most significant digit first,
-//! fixed width.
+//! (byte `i` at bits `[8i+7:8i]`) and plain numbers, as `$fscanf("%h")`
+//! reads them and `$fwrite("%h")` writes them: most significant digit
+//! first, fixed width. Buses built from several fields, such as the
+//! left-aligned compressed-bit bus, are [`crate::stream_unit::LeBus`].
 
-use golden::mpc::{BLOCK_BYTES, MAX_BLOCK_BYTES};
+use golden::mpc::BLOCK_BYTES;
 
 /// A hex field that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,11 +31,6 @@ fn digit(c: u8, text: &[u8]) -> Result<u8, HexError> {
             ch: c as char,
         }),
     }
-}
-
-/// Number of hex digits of a `width`-bit value.
-pub fn digits_of(width: u32) -> usize {
-    (width as usize).div_ceil(4)
 }
 
 /// Append the 64 hex digits of a block as a 256-bit bus (byte 31 first).
@@ -67,55 +62,6 @@ pub fn parse_block(text: &[u8]) -> Result<[u8; BLOCK_BYTES], HexError> {
         block[BLOCK_BYTES - 1 - i] = (digit(pair[0], text)? << 4) | digit(pair[1], text)?;
     }
     Ok(block)
-}
-
-/// Append a left-aligned `width`-bit bus holding the MSB-first bit string
-/// `bytes` (bit `k` = `bytes[k/8] >> (7 - k%8)`).
-pub fn push_bus(out: &mut Vec<u8>, bytes: &[u8; MAX_BLOCK_BYTES], width: u32) {
-    let w = width as i64;
-    let d = digits_of(width) as i64;
-    let pad = 4 * d - w;
-    for i in 0..d {
-        let mut v = 0u8;
-        for t in 0..4 {
-            let k = 4 * i + t - pad;
-            let bit = k >= 0 && k < w && (bytes[(k / 8) as usize] >> (7 - k % 8)) & 1 == 1;
-            v = (v << 1) | bit as u8;
-        }
-        out.push(DIGITS[v as usize]);
-    }
-}
-
-/// A left-aligned bus as hex (see [`push_bus`]).
-pub fn bus_hex(bytes: &[u8; MAX_BLOCK_BYTES], width: u32) -> String {
-    let mut v = Vec::new();
-    push_bus(&mut v, bytes, width);
-    String::from_utf8(v).unwrap_or_default()
-}
-
-/// Parse a left-aligned `width`-bit bus back into MSB-first bytes.
-pub fn parse_bus(text: &[u8], width: u32) -> Result<[u8; MAX_BLOCK_BYTES], HexError> {
-    let d = digits_of(width);
-    if text.len() != d {
-        return Err(HexError::Width {
-            text: String::from_utf8_lossy(text).into_owned(),
-            digits: d,
-            found: text.len(),
-        });
-    }
-    let w = width as i64;
-    let pad = 4 * d as i64 - w;
-    let mut out = [0u8; MAX_BLOCK_BYTES];
-    for (i, &c) in text.iter().enumerate() {
-        let v = digit(c, text)?;
-        for t in 0..4i64 {
-            let k = 4 * i as i64 + t - pad;
-            if k >= 0 && k < w && (v >> (3 - t)) & 1 == 1 {
-                out[(k / 8) as usize] |= 0x80 >> (k % 8);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Parse an unsigned hex number (no width check; at most 16 digits).
@@ -160,24 +106,29 @@ mod tests {
 
     #[test]
     fn bus_is_left_aligned() {
-        // W = 259: 65 digits, one pad bit... 65*4 = 260, pad = 1.
+        use crate::stream_unit::LeBus;
+        // W = 259: 65 digits, 65*4 = 260, one pad bit.
         let mut bytes = [0u8; 33];
         bytes[0] = 0b0100_0000; // bit 1 set
-        let h = bus_hex(&bytes, 259);
+        let mut bus = LeBus::new();
+        bus.put_left_aligned(&bytes, 259, 259);
+        let h = bus.hex();
         assert_eq!(h.len(), 65);
         // bus bit 257 set: value 2^257 -> digit 0 covers bits 259..256 -> 0b0010
-        assert!(h.starts_with("2"));
+        assert!(h.starts_with('2'));
         assert_eq!(&h[1..], &"0".repeat(64));
-        for w in [257u32, 258, 259, 260, 264] {
+        for w in [257usize, 258, 259, 260, 264] {
             let mut r = crate::rng::Rng::new(w as u64);
             let mut bytes = [0u8; 33];
             r.fill(&mut bytes);
             // clear bits past w
-            for k in w as usize..264 {
+            for k in w..264 {
                 bytes[k / 8] &= !(0x80 >> (k % 8));
             }
-            let h = bus_hex(&bytes, w);
-            assert_eq!(parse_bus(h.as_bytes(), w), Ok(bytes), "w={w}");
+            let mut bus = LeBus::new();
+            bus.put_left_aligned(&bytes, w, w);
+            let back = LeBus::parse(&bus.hex(), w).expect("parses");
+            assert_eq!(back.left_aligned(0, w), bytes[..w.div_ceil(8)], "w={w}");
         }
     }
 

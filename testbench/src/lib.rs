@@ -5,7 +5,9 @@
 //!   patterns, malformed compressed blocks) and their hex files.
 //! * [`schedule`]: per-cycle stalls, backpressure and resets; the model of
 //!   an ideal pipeline under the testbench.
-//! * [`sim`]: compiling and running `tb/mpc_tb.sv` on Icarus or Verilator.
+//! * [`sim`]: compiling any testbench on the shared driver
+//!   `tb/stream_driver.svh` (`tb/mpc_tb.sv`, `tb/bdi_tb.sv`, `tb/dpc_tb.sv`)
+//!   on Icarus or Verilator, and running it.
 //! * [`output`], [`compare`]: the testbench's records and the block-by-block
 //!   comparison with the golden model.
 //! * [`vcd`], [`locate`]: on a mismatch, the first pipeline stage that

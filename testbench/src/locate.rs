@@ -721,7 +721,8 @@ pub fn locate(
     failing: Failing,
     context: Option<Context<'_>>,
 ) -> Result<Location, LocateError> {
-    let b = sim::build(sim, unit, rtl, build_dir, true)?;
+    // the replay is a few blocks long: the quick C++ build
+    let b = sim::build(sim, unit, rtl, build_dir, true, sim::CxxOpt::Quick)?;
     std::fs::create_dir_all(out_dir).map_err(|source| LocateError::Io {
         path: out_dir.to_path_buf(),
         source,
@@ -760,7 +761,7 @@ pub fn locate(
     };
     // does the block alone pass?
     let codec = golden::mpc::MpcCodec::new(set);
-    let out = output::read(&files.out, unit, width)?;
+    let out = output::read(&files.out, unit, &rtl.params)?;
     let (inputs_c, inputs_d);
     let (inputs, expected): (Inputs<'_>, Vec<Expect>) = match (failing, unit) {
         (Failing::Comp(v), Unit::Compressor) => {

@@ -14,6 +14,7 @@ use golden::magbdi::{MagBdi, Params};
 
 use crate::rng::Rng;
 use crate::schedule::{Schedule, ScheduleConfig};
+use crate::sim::CxxOpt;
 use crate::stream_unit::{self, io, LeBus, SimRun, StreamError, StreamReport, TbSpec};
 use crate::{Simulator, Unit};
 
@@ -329,16 +330,22 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
             define: unit.define(),
             params: vec![("E", e as u64), ("B", bw as u64)],
             rtl: &rtl,
+            trace: false,
+            cxx: CxxOpt::for_vectors(blocks.len()),
         };
         for &sim in &cfg.sims {
             let started = std::time::Instant::now();
-            let dir = root.join(format!("sim-{}", sim.name())).join(unit.name());
-            let (cmd, cached) = stream_unit::build(sim, &spec, &dir)?;
+            let dir = root.join(format!("sim-{}", sim.name())).join(format!(
+                "{}{}",
+                unit.name(),
+                spec.cxx.dir_suffix(sim)
+            ));
+            let b = crate::sim::build_tb(sim, &spec, &dir).map_err(StreamError::from)?;
             let r = SimRun {
                 sim,
                 unit: unit.name(),
-                cmd,
-                cached,
+                cmd: b.command_line(),
+                cached: b.cached,
                 dir: &dir,
                 vectors: &vec_path,
                 schedule_path: &sched_path,

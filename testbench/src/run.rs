@@ -14,7 +14,7 @@ use crate::output;
 use crate::rng::Rng;
 use crate::rtl::{self, Rtl};
 use crate::schedule::{self, Schedule, ScheduleConfig};
-use crate::sim::{self, RunFiles, RunOptions};
+use crate::sim::{self, CxxOpt, RunFiles, RunOptions};
 use crate::vectors::{self, CompVector, DecompVector, GenConfig, Tags};
 use crate::{Simulator, Unit};
 
@@ -344,12 +344,14 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
         }
         for &sim_kind in &cfg.sims {
             let sdir = root.join(format!("sim-{}", sim_kind.name()));
+            let cxx = CxxOpt::for_vectors(n);
             let bdir = sdir.join(format!(
-                "{}{}",
+                "{}{}{}",
                 unit.name(),
-                if cfg.vcd { "-trace" } else { "" }
+                if cfg.vcd { "-trace" } else { "" },
+                cxx.dir_suffix(sim_kind)
             ));
-            let b = sim::build(sim_kind, unit, &rtl, &bdir, cfg.vcd)?;
+            let b = sim::build(sim_kind, unit, &rtl, &bdir, cfg.vcd, cxx)?;
             let rdir = sdir.join(format!("run-{}", unit.name()));
             let runs: Vec<RunFiles> = (0..ranges.len())
                 .map(|k| {
@@ -420,11 +422,11 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
             for (k, res) in results.into_iter().enumerate() {
                 let r = ranges[k].clone();
                 let shard_out = match res {
-                    Ok(_) => output::read(&runs[k].out, unit, rtl.params.max_bits)?,
+                    Ok(_) => output::read(&runs[k].out, unit, &rtl.params)?,
                     Err(e) => {
                         // a crashed simulator: whatever it wrote, plus the error
-                        let mut o = output::read(&runs[k].out, unit, rtl.params.max_bits)
-                            .unwrap_or_default();
+                        let mut o =
+                            output::read(&runs[k].out, unit, &rtl.params).unwrap_or_default();
                         o.errors.push(e.to_string());
                         o
                     }

@@ -249,7 +249,7 @@ pub struct ModelRun {
     pub cycles: u64,
 }
 
-/// Run the testbench's driver (tb/mpc_tb.sv, same rules) against an ideal
+/// Run the testbench driver (tb/stream_driver.svh, same rules) against an ideal
 /// `stages`-deep pipeline with the interface's ready chain (a stage takes a
 /// new entry when it is empty or its content moves on; reset empties it),
 /// for `n` vectors.

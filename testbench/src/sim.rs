@@ -1,6 +1,9 @@
-//! Compiling `tb/mpc_tb.sv` with the generated units on Icarus or
+//! Compiling a testbench on the shared stream driver
+//! (`tb/stream_driver.svh`) with the generated units on Icarus or
 //! Verilator (builds reused while their sources are unchanged:
 //! [`crate::cache`]), and running the result on vector/schedule files.
+//! [`build_tb`] compiles any of the testbenches (`tb/mpc_tb.sv`,
+//! `tb/bdi_tb.sv`, `tb/dpc_tb.sv`); [`build`] is the MPC one.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -11,10 +14,14 @@ use std::time::Instant;
 use crate::rtl::Rtl;
 use crate::{Simulator, Unit};
 
-/// The testbench template (written into every build directory).
+/// The MPC testbench (written into every build directory).
 pub const TB_SOURCE: &str = include_str!("../tb/mpc_tb.sv");
 /// Its file name.
 pub const TB_FILE: &str = "mpc_tb.sv";
+/// The shared testbench driver, `include`d by every testbench.
+pub const DRIVER_SOURCE: &str = include_str!("../tb/stream_driver.svh");
+/// Its file name (the testbenches' `include`).
+pub const DRIVER_FILE: &str = "stream_driver.svh";
 
 /// Simulator problems.
 #[derive(Debug, thiserror::Error)]
@@ -24,10 +31,10 @@ pub enum SimError {
         tool: &'static str,
         hint: &'static str,
     },
-    #[error("{sim} compile of the {unit} testbench failed (log: {log}):\n{tail}")]
+    #[error("{sim} compile of the {what} testbench failed (log: {log}):\n{tail}")]
     Compile {
         sim: Simulator,
-        unit: Unit,
+        what: String,
         log: PathBuf,
         tail: String,
     },
@@ -80,11 +87,60 @@ pub fn check_installed(sim: Simulator) -> Result<(), SimError> {
     Ok(())
 }
 
+/// How the C++ of a Verilator build is compiled (Icarus has no such step).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CxxOpt {
+    /// Verilator's own flags (`-Os`): for long runs.
+    Optimised,
+    /// `-O0`: compiles in about half the time and simulates about four
+    /// times slower; for short runs.
+    Quick,
+}
+
+impl CxxOpt {
+    /// Up to this many vectors per unit, [`CxxOpt::for_vectors`] picks
+    /// [`CxxOpt::Quick`]: there the compile time saved exceeds the
+    /// simulation time lost.
+    pub const QUICK_MAX_VECTORS: usize = 100_000;
+
+    /// The faster choice for a run of `n` vectors.
+    pub fn for_vectors(n: usize) -> CxxOpt {
+        if n <= Self::QUICK_MAX_VECTORS {
+            CxxOpt::Quick
+        } else {
+            CxxOpt::Optimised
+        }
+    }
+
+    /// Suffix of a Verilator build directory, so that both kinds of build
+    /// of a unit stay cached side by side (none for Icarus).
+    pub fn dir_suffix(self, sim: Simulator) -> &'static str {
+        match (sim, self) {
+            (Simulator::Verilator, CxxOpt::Quick) => "-quick",
+            _ => "",
+        }
+    }
+}
+
+/// A testbench to compile: `tb_source` (module `top`, which includes
+/// [`DRIVER_FILE`]) with one define and integer parameters, over `rtl`.
+#[derive(Clone, Debug)]
+pub struct TbSpec<'a> {
+    pub top: &'a str,
+    pub tb_file: &'a str,
+    pub tb_source: &'a str,
+    pub define: &'a str,
+    pub params: Vec<(&'static str, u64)>,
+    pub rtl: &'a [PathBuf],
+    /// Compile with VCD support (`TB_TRACE`).
+    pub trace: bool,
+    pub cxx: CxxOpt,
+}
+
 /// A compiled testbench.
 #[derive(Clone, Debug)]
 pub struct Build {
     pub sim: Simulator,
-    pub unit: Unit,
     /// Compiled with VCD support.
     pub trace: bool,
     /// `sim.vvp` (Icarus) or the Verilator executable.
@@ -96,50 +152,60 @@ pub struct Build {
     pub seconds: f64,
 }
 
+impl Build {
+    /// The command that runs the build (plusargs still to add).
+    pub fn command_line(&self) -> Vec<String> {
+        match self.sim {
+            Simulator::Icarus => vec!["vvp".into(), "-n".into(), self.exe.display().to_string()],
+            Simulator::Verilator => vec![self.exe.display().to_string()],
+        }
+    }
+}
+
 fn tail(text: &str, lines: usize) -> String {
     let v: Vec<&str> = text.lines().collect();
     v[v.len().saturating_sub(lines)..].join("\n")
 }
 
-/// Compile the testbench for `unit` with the units of `rtl` into `dir`
-/// (reusing an earlier build there when nothing changed).
-pub fn build(
-    sim: Simulator,
-    unit: Unit,
-    rtl: &Rtl,
-    dir: &Path,
-    trace: bool,
-) -> Result<Build, SimError> {
+/// Compile the testbench `spec` into `dir`, reusing an earlier build there
+/// when nothing changed ([`crate::cache`]). Verilator builds go through
+/// `ccache` when it is installed: the Verilator runtime then compiles once
+/// for all builds.
+pub fn build_tb(sim: Simulator, spec: &TbSpec<'_>, dir: &Path) -> Result<Build, SimError> {
     check_installed(sim)?;
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let dir = dir.canonicalize().map_err(io_err(dir))?;
-    let tb = dir.join(TB_FILE);
-    std::fs::write(&tb, TB_SOURCE).map_err(io_err(&tb))?;
-    let mut files = vec![tb.clone()];
-    for f in &rtl.files {
-        files.push(f.canonicalize().map_err(io_err(f))?);
+    let tb = dir.join(spec.tb_file);
+    std::fs::write(&tb, spec.tb_source).map_err(io_err(&tb))?;
+    let inc = dir.join(DRIVER_FILE);
+    std::fs::write(&inc, DRIVER_SOURCE).map_err(io_err(&inc))?;
+    let mut sources = vec![tb.clone(), inc.clone()];
+    for f in spec.rtl {
+        sources.push(f.canonicalize().map_err(io_err(f))?);
     }
-    let h = rtl.params.header_bits;
-    let w = rtl.params.max_bits;
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // the include is found through -I; only the top file and the units
+    // are compiled by name
+    let files: Vec<&PathBuf> = sources.iter().filter(|f| **f != inc).collect();
+    let define = format!("-D{}", spec.define);
+    let include = format!("-I{}", dir.display());
     let (mut cmd, exe) = match sim {
         Simulator::Icarus => {
             let exe = dir.join("sim.vvp");
             let mut c = Command::new("iverilog");
-            c.args(["-g2012", "-s", "mpc_tb"])
-                .arg(format!("-D{}", unit.define()))
-                .arg(format!("-Pmpc_tb.H={h}"))
-                .arg(format!("-Pmpc_tb.W={w}"))
-                .arg("-o")
-                .arg(&exe);
-            if trace {
+            c.args(["-g2012", "-s", spec.top, &define, &include]);
+            for (k, v) in &spec.params {
+                c.arg(format!("-P{}.{k}={v}", spec.top));
+            }
+            if spec.trace {
                 c.arg("-DTB_TRACE");
             }
+            c.arg("-o").arg(&exe);
             (c, exe)
         }
         Simulator::Verilator => {
             let obj = dir.join("obj");
             let exe = obj.join("sim");
+            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
             let mut c = Command::new("verilator");
             c.args(["--binary", "--timing", "-O3", "--x-assign", "fast"])
                 .args([
@@ -149,29 +215,35 @@ pub fn build(
                     "-Wno-lint",
                     "-Wno-style",
                 ])
-                .args(["--top-module", "mpc_tb"])
-                .arg(format!("-D{}", unit.define()))
-                .arg(format!("-GH={h}"))
-                .arg(format!("-GW={w}"))
+                .args(["--top-module", spec.top])
+                .args([&define, &include])
+                .args(spec.params.iter().map(|(k, v)| format!("-G{k}={v}")))
                 .arg("-j")
                 .arg(jobs.to_string())
                 .arg("--Mdir")
                 .arg(&obj)
                 .args(["-o", "sim"]);
-            if trace {
+            if spec.cxx == CxxOpt::Quick {
+                for v in ["OPT_FAST=-O0", "OPT_SLOW=-O0", "OPT_GLOBAL=-O0"] {
+                    c.args(["-MAKEFLAGS", v]);
+                }
+            }
+            if on_path("ccache") {
+                c.args(["-MAKEFLAGS", "OBJCACHE=ccache"]);
+            }
+            if spec.trace {
                 c.args(["--trace", "--trace-max-width", "0", "-DTB_TRACE"]);
             }
             (c, exe)
         }
     };
     cmd.args(&files).current_dir(&dir);
-    let key = crate::cache::BuildKey::new(sim, &cmd, &files)
+    let key = crate::cache::BuildKey::new(sim, &cmd, &sources)
         .map_err(|(path, source)| SimError::Io { path, source })?;
     if key.is_built(&dir, &exe) {
         return Ok(Build {
             sim,
-            unit,
-            trace,
+            trace: spec.trace,
             exe,
             dir,
             cached: true,
@@ -192,7 +264,7 @@ pub fn build(
     if !out.status.success() || !exe.is_file() {
         return Err(SimError::Compile {
             sim,
-            unit,
+            what: format!("{} {}", spec.top, spec.define),
             log,
             tail: tail(&log_text, 30),
         });
@@ -200,13 +272,38 @@ pub fn build(
     key.record(&dir).map_err(io_err(&dir))?;
     Ok(Build {
         sim,
-        unit,
-        trace,
+        trace: spec.trace,
         exe,
         dir,
         cached: false,
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+/// Compile the MPC testbench for `unit` with the units of `rtl` into `dir`
+/// (see [`build_tb`]).
+pub fn build(
+    sim: Simulator,
+    unit: Unit,
+    rtl: &Rtl,
+    dir: &Path,
+    trace: bool,
+    cxx: CxxOpt,
+) -> Result<Build, SimError> {
+    let spec = TbSpec {
+        top: "mpc_tb",
+        tb_file: TB_FILE,
+        tb_source: TB_SOURCE,
+        define: unit.define(),
+        params: vec![
+            ("H", rtl.params.header_bits as u64),
+            ("W", rtl.params.max_bits as u64),
+        ],
+        rtl: &rtl.files,
+        trace,
+        cxx,
+    };
+    build_tb(sim, &spec, dir)
 }
 
 /// Settings of one run.
@@ -249,14 +346,9 @@ pub fn run(
 ) -> Result<f64, SimError> {
     let dir = &files.dir;
     let abs = |p: &Path| p.canonicalize().map_err(io_err(p));
-    let mut cmd = match b.sim {
-        Simulator::Icarus => {
-            let mut c = Command::new("vvp");
-            c.arg("-n").arg(&b.exe);
-            c
-        }
-        Simulator::Verilator => Command::new(&b.exe),
-    };
+    let line = b.command_line();
+    let mut cmd = Command::new(&line[0]);
+    cmd.args(&line[1..]);
     let _ = std::fs::remove_file(&files.out);
     cmd.arg(format!("+vectors={}", abs(&files.vectors)?.display()))
         .arg(format!("+schedule={}", abs(&files.schedule)?.display()))

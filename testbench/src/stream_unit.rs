@@ -1,8 +1,6 @@
 //! Shared pieces of the co-simulations of single-stream units (one
 //! valid/ready input bus, one valid/ready output bus) other than the MPC
-//! model sets: compiling a testbench built on `tb/stream_driver.svh` on
-//! Icarus or Verilator (builds reused as [`crate::cache`] says),
-//! little-endian bus vectors,
+//! model sets: little-endian bus vectors,
 //! running the simulator and checking its records against the golden
 //! expectations and the ideal-pipeline timing model
 //! ([`schedule::model_run`]).
@@ -17,13 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::schedule::{self, Schedule};
+pub use crate::sim::TbSpec;
 use crate::sim::{check_installed, SimError};
 use crate::Simulator;
-
-/// The shared testbench driver, `include`d by the unit testbenches.
-pub const DRIVER_SOURCE: &str = include_str!("../tb/stream_driver.svh");
-/// Its file name (the testbenches' `include`).
-pub const DRIVER_FILE: &str = "stream_driver.svh";
 
 /// Why a stream-unit co-simulation could not run.
 #[derive(Debug, thiserror::Error)]
@@ -71,100 +65,6 @@ pub fn run_tool(
         });
     }
     Ok(text)
-}
-
-/// A testbench to compile: `tb_source` (module `top`, which includes
-/// [`DRIVER_FILE`]) with one define and integer parameters, over `rtl`.
-#[derive(Clone, Debug)]
-pub struct TbSpec<'a> {
-    pub top: &'a str,
-    pub tb_file: &'a str,
-    pub tb_source: &'a str,
-    pub define: &'a str,
-    pub params: Vec<(&'static str, u64)>,
-    pub rtl: &'a [PathBuf],
-}
-
-/// Compile (or reuse, [`crate::cache`]) a testbench in `dir`; returns the
-/// command that runs it and whether an earlier build was reused.
-pub fn build(
-    sim: Simulator,
-    spec: &TbSpec<'_>,
-    dir: &Path,
-) -> Result<(Vec<String>, bool), StreamError> {
-    check_installed(sim)?;
-    std::fs::create_dir_all(dir).map_err(io(dir.display()))?;
-    let dir = dir.canonicalize().map_err(io(dir.display()))?;
-    let tb = dir.join(spec.tb_file);
-    std::fs::write(&tb, spec.tb_source).map_err(io(tb.display()))?;
-    let inc = dir.join(DRIVER_FILE);
-    std::fs::write(&inc, DRIVER_SOURCE).map_err(io(inc.display()))?;
-    let mut sources = vec![tb.clone(), inc.clone()];
-    for f in spec.rtl {
-        sources.push(f.canonicalize().map_err(io(f.display()))?);
-    }
-    // the include is found through -I; only the top file and the units
-    // are compiled by name
-    let files: Vec<String> = sources
-        .iter()
-        .filter(|f| **f != inc)
-        .map(|f| f.display().to_string())
-        .collect();
-    let define = format!("-D{}", spec.define);
-    let include = format!("-I{}", dir.display());
-    let (mut cmd, exe, run) = match sim {
-        Simulator::Icarus => {
-            let exe = dir.join("sim.vvp");
-            let mut c = Command::new("iverilog");
-            c.args(["-g2012", "-s", spec.top, &define, &include]);
-            for (k, v) in &spec.params {
-                c.arg(format!("-P{}.{k}={v}", spec.top));
-            }
-            c.arg("-o").arg(&exe).args(&files);
-            let run = vec!["vvp".into(), "-n".into(), exe.display().to_string()];
-            (c, exe, run)
-        }
-        Simulator::Verilator => {
-            let obj = dir.join("obj");
-            let exe = obj.join("sim");
-            let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let mut c = Command::new("verilator");
-            c.args([
-                "--binary",
-                "--timing",
-                "-O3",
-                "--x-assign",
-                "fast",
-                "--x-initial",
-                "fast",
-                "-Wno-fatal",
-                "-Wno-lint",
-                "-Wno-style",
-                "--top-module",
-                spec.top,
-            ])
-            .args([define, include])
-            .args(spec.params.iter().map(|(k, v)| format!("-G{k}={v}")))
-            .arg("-j")
-            .arg(jobs.to_string())
-            .arg("--Mdir")
-            .arg(&obj)
-            .args(["-o", "sim"])
-            .args(&files)
-            .current_dir(&dir);
-            let run = vec![exe.display().to_string()];
-            (c, exe, run)
-        }
-    };
-    let key = crate::cache::BuildKey::new(sim, &cmd, &sources)
-        .map_err(|(path, e)| io(path.display())(e))?;
-    if key.is_built(&dir, &exe) {
-        return Ok((run, true));
-    }
-    crate::cache::BuildKey::forget(&dir);
-    run_tool(&mut cmd, sim, "compile")?;
-    key.record(&dir).map_err(io(dir.display()))?;
-    Ok((run, false))
 }
 
 /// A bus value built from fields, least significant first (as the

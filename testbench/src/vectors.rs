@@ -18,6 +18,7 @@ use golden::mpc::{transform, ModelSet, MpcCodec, Predictor, BLOCK_BYTES, MAX_BLO
 
 use crate::hex;
 use crate::rng::Rng;
+use crate::stream_unit::LeBus;
 
 /// A 32-byte block.
 pub type Block = [u8; BLOCK_BYTES];
@@ -785,17 +786,26 @@ pub fn write_comp(path: &Path, v: &[CompVector]) -> Result<(), VectorError> {
     })
 }
 
-/// Write decompressor vectors: `len bits` per line (3 hex digits of the
-/// 9-bit length, then the left-aligned `width`-bit bus).
+/// Width of the decompressor's `in_len` port.
+pub const LEN_WIDTH: u32 = hdl::mpc::compressor::LEN_WIDTH;
+
+/// The decompressor's input bus `{in_len, in_bits}` of a vector: the
+/// left-aligned `width`-bit `in_bits` below the 9-bit `in_len`.
+pub fn decomp_bus(dv: &DecompVector, width: u32) -> LeBus {
+    let mut bus = LeBus::new();
+    bus.put_left_aligned(&dv.bits, width as usize, width as usize);
+    bus.put_uint(u64::from(dv.len), LEN_WIDTH as usize);
+    bus
+}
+
+/// Write decompressor vectors: one `{in_len, in_bits}` bus per line
+/// ([`decomp_bus`]), `ceil((width + 9) / 4)` hex digits.
 pub fn write_decomp(path: &Path, v: &[DecompVector], width: u32) -> Result<(), VectorError> {
     let mut w = writer(path)?;
-    let mut line = Vec::with_capacity(80);
     for dv in v {
-        line.clear();
-        line.extend_from_slice(format!("{:03x} ", dv.len & 0x1ff).as_bytes());
-        hex::push_bus(&mut line, &dv.bits, width);
-        line.push(b'\n');
-        write_all(path, &mut w, &line)?;
+        let mut line = decomp_bus(dv, width).hex();
+        line.push('\n');
+        write_all(path, &mut w, line.as_bytes())?;
     }
     w.flush().map_err(|source| VectorError::Write {
         path: path.to_path_buf(),
@@ -830,24 +840,23 @@ pub fn read_comp(path: &Path) -> Result<Vec<CompVector>, VectorError> {
 
 /// Read a decompressor vector file back (tags are 0).
 pub fn read_decomp(path: &Path, width: u32) -> Result<Vec<DecompVector>, VectorError> {
+    let bus_width = (width + LEN_WIDTH) as usize;
     lines(path)?
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            let err = |problem: String| VectorError::Parse {
+            let bus = LeBus::parse(l.trim(), bus_width).ok_or_else(|| VectorError::Parse {
                 path: path.to_path_buf(),
                 line: i + 1,
-                problem,
-            };
-            let mut f = l.split_whitespace();
-            let (Some(len), Some(bits), None) = (f.next(), f.next(), f.next()) else {
-                return Err(err("expected `len bits`".to_string()));
-            };
-            let len = hex::parse_u64(len.as_bytes()).map_err(|e| err(e.to_string()))?;
-            let bits = hex::parse_bus(bits.as_bytes(), width).map_err(|e| err(e.to_string()))?;
+                problem: format!("not a {bus_width}-bit hex value"),
+            })?;
+            let mut bits = [0u8; MAX_BLOCK_BYTES];
+            for (d, s) in bits.iter_mut().zip(bus.left_aligned(0, width as usize)) {
+                *d = s;
+            }
             Ok(DecompVector {
                 bits,
-                len: len as u16,
+                len: bus.uint(width as usize, LEN_WIDTH as usize) as u16,
                 tag: 0,
             })
         })

@@ -1,7 +1,7 @@
 // Co-simulation testbench for the generated MAG-aware BDI units
 // (docs/hw/mag-bdi.md, docs/hw/cosim.md). The driver is
-// tb/stream_driver.svh (the mpc_tb.sv driver: schedule, replay after reset,
-// protocol checks, same plusargs and record format); this file only binds
+// tb/stream_driver.svh, shared by every testbench (schedule, replay after
+// reset, protocol checks, plusargs and record format); this file only binds
 // the DUT to the vector and output buses. One define selects the unit:
 //
 //   UNIT_COMPRESSOR    bdi_compressor    vector in_block (B)          out {out_enc, out_data}

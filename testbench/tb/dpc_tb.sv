@@ -1,7 +1,7 @@
 // Co-simulation testbench for the generated DPC units (docs/hw/dpc.md,
-// docs/hw/cosim.md). The driver is tb/stream_driver.svh (the mpc_tb.sv /
-// bdi_tb.sv driver: schedule, replay after reset, protocol checks); this
-// file only binds one DUT to the vector and output buses. One define
+// docs/hw/cosim.md). The driver is tb/stream_driver.svh, shared by every
+// testbench (schedule, replay after reset, protocol checks); this file only
+// binds one DUT to the vector and output buses. One define
 // selects the unit:
 //
 //   DPC_COMPRESSOR         vector in_block (B)          out {out_len, out_bits}

@@ -1,17 +1,34 @@
-// Shared driver of the stream-unit testbenches (docs/hw/cosim.md): the
-// driver of tb/mpc_tb.sv and tb/bdi_tb.sv (same plusargs, schedule file,
-// replay ring, reset records and protocol checks), for any DUT with one
-// valid/ready input and one valid/ready output. The including module
-// declares, before `include "stream_driver.svh":
+// The testbench driver shared by every co-simulation testbench
+// (tb/mpc_tb.sv, tb/bdi_tb.sv, tb/dpc_tb.sv; docs/hw/cosim.md), for any
+// DUT with one valid/ready input and one valid/ready output. The including
+// module declares, before `include "stream_driver.svh":
 //
 //   `define STREAM_TB      <module name>   (for $dumpvars)
 //   localparam VW, OW; RING
 //   reg clk, rst, in_valid, out_ready; reg [VW-1:0] in_vec;
 //   wire in_ready, out_valid; wire [OW-1:0] out_all
 //
-// Output records: "O idx cycle latency out_all" (out_all in hex), "R cycle
-// first dropped" per reset, "P cycle kind" per protocol violation, "E ..."
-// when the run stops early, "D cycles outputs" at the end.
+// Plusargs:
+//   +vectors=FILE   input vectors: one VW-bit hex value per line  (required)
+//   +schedule=FILE  per-cycle stall/backpressure/reset masks      (required)
+//   +out=FILE       output records                                (required)
+//   +n=N            number of vectors (outputs expected)          (required)
+//   +timeout=C      give up after C cycles without an output      (100000)
+//   +progress=K     print "progress N" every K outputs            (0 = never)
+//   +vcd=FILE +vcd_from=C +vcd_to=C   dump cycles C..C (TB_TRACE only)
+//
+// Schedule file: one line per 32 cycles, three 32-bit hex masks
+// "valid_enable ready reset"; bit c of a line's masks is cycle 32*line + c.
+// Past its end every cycle is valid_enable=1 ready=1 reset=0.
+//
+// Output records (all numbers hex):
+//   O idx cycle latency out_all   one per accepted output, in order
+//   R cycle first n      reset asserted in cycle `cycle`: vectors first..first+n-1
+//                        were in flight (dropped); they are offered again
+//   P cycle code         protocol violation (1: out_valid dropped while stalled,
+//                        2: output changed while stalled, 3: out_valid in/after reset)
+//   E text               the run could not finish (timeout, vector file short)
+//   D cycles outputs     finished
   // ---- files and settings
   reg [8*1024-1:0] vec_name;
   reg [8*1024-1:0] sched_name;

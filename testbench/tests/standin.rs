@@ -91,7 +91,15 @@ fn run_standin(
     let files = RunFiles::new(&dir);
     vectors::write_comp(&files.vectors, &v).expect("vectors file");
     sched.write(&files.schedule).expect("schedule file");
-    let b = sim::build(s, Unit::Compressor, &rtl, &dir.join("build"), false).expect("build");
+    let b = sim::build(
+        s,
+        Unit::Compressor,
+        &rtl,
+        &dir.join("build"),
+        false,
+        sim::CxxOpt::Quick,
+    )
+    .expect("build");
     let run = sim::run(
         &b,
         &files,
@@ -103,7 +111,7 @@ fn run_standin(
         None,
     );
     let out = match run {
-        Ok(_) => output::read(&files.out, Unit::Compressor, set.max_bits()).expect("output"),
+        Ok(_) => output::read(&files.out, Unit::Compressor, &rtl.params).expect("output"),
         Err(e) => panic!("{e}"),
     };
     let model = schedule::model_run(&sched, 3, n as u64, 1 << 40);
