@@ -9,6 +9,10 @@ use thiserror::Error;
 /// evaluating IR.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum IrError {
+    /// A mutation that does not fit the module or node it is applied to.
+    #[error("mutation: {detail}")]
+    Mutation { detail: String },
+
     /// A section title (a `//` comment in the output) that spans lines.
     #[error("module `{module}`: section title `{title}` spans lines")]
     MultiLineTitle { module: String, title: String },

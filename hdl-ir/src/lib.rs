@@ -6,6 +6,8 @@
 //! * [`Bits`] — fixed-width bit vectors (constants, evaluator values).
 //! * [`Module::check`] / [`Module::emit`] — lint, then print Verilog.
 //! * [`Sim`] — cycle-based evaluator for unit tests.
+//! * [`mutate`] — single mutations of a module, one at a time or all
+//!   behind a select input, for mutation testing.
 //!
 //! See `docs/hw/verilog-ir.md` for conventions.
 
@@ -18,6 +20,7 @@ mod expr;
 mod flat;
 mod ident;
 mod module;
+pub mod mutate;
 mod signal;
 
 pub use bits::{Bits, MAX_WIDTH};

@@ -1124,3 +1124,143 @@ mod props {
         }
     }
 }
+
+// ---------------------------------------------------------------- mutation
+
+/// A small pipelined unit that uses every operator family: a valid bit
+/// with a reset, an enabled data register, compares, a mux, a part
+/// select, a reduction, a negation and constants.
+fn mutation_subject() -> Result<Module, IrError> {
+    let mut m = Module::new("subject")?;
+    m.clock("clk")?;
+    let rst = m.reset("rst")?;
+    let a = m.input("a", 8)?;
+    let b = m.input("b", 8)?;
+    let go = m.input("go", 1)?;
+    let y = m.output("y", 8)?;
+    let flag = m.output("flag", 1)?;
+    m.section("stage 1: sum and compare")?;
+    let v = m.reg("s1_valid", 1, Reset::Value(0))?;
+    m.reg_next(&v, &go, None)?;
+    let s = m.reg("s1_sum", 8, Reset::None)?;
+    let lt = a.expr().cmp_lt(&b.expr())?;
+    let sum = Expr::mux(&lt, &a.expr().add(&b.expr())?, &a.expr().sub(&b.expr())?)?;
+    let masked = sum
+        .and(&Expr::constant(0x7e, 8)?)?
+        .or(&a.expr().xor(&b.expr())?)?;
+    m.reg_next(&s, masked, Some(go.expr().and(&rst.expr().not())?))?;
+    m.section("stage 2: output")?;
+    let hi = Expr::concat([s.expr().slice(6, 0)?, s.expr().slice(7, 7)?])?;
+    m.assign(&y, hi)?;
+    let f = s.expr().slice(3, 0)?.reduce_or().and(&v.expr())?;
+    m.assign(&flag, f.or(&s.expr().cmp_ge(&Expr::constant(200, 8)?)?)?)?;
+    Ok(m)
+}
+
+/// Outputs of `m` over a fixed random input sequence (with `mutant` set to
+/// `sel` when the module has that input).
+fn trace(m: &Module, sel: Option<u128>) -> Result<Vec<(u128, u128)>, IrError> {
+    let mut sim = Sim::new(m)?;
+    if let Some(k) = sel {
+        sim.set_u128("mutant", k)?;
+    }
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut out = Vec::new();
+    for cycle in 0..200 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        sim.set_u128("rst", u128::from(cycle < 2 || cycle == 100))?;
+        sim.set_u128("a", u128::from(x & 0xff))?;
+        sim.set_u128("b", u128::from((x >> 8) & 0xff))?;
+        sim.set_u128("go", u128::from((x >> 16) & 3 != 0))?;
+        out.push((sim.get_u128("y")?, sim.get_u128("flag")?));
+        sim.step();
+    }
+    Ok(out)
+}
+
+#[test]
+fn every_operator_family_is_enumerated_with_its_stage() -> R {
+    use crate::mutate::{enumerate, Operator};
+    let m = mutation_subject()?;
+    let muts = enumerate(&m);
+    for family in Operator::FAMILIES {
+        assert!(
+            muts.iter().any(|mu| mu.op.family() == family),
+            "no `{family}` mutation in {:#?}",
+            muts.iter().map(|mu| &mu.text).collect::<Vec<_>>()
+        );
+    }
+    assert!(muts
+        .iter()
+        .filter(|mu| mu.signal == "s1_sum")
+        .all(|mu| mu.section.as_deref() == Some("stage 1: sum and compare")));
+    // ports are declared before the first section
+    assert!(muts
+        .iter()
+        .filter(|mu| mu.signal == "y")
+        .all(|mu| mu.section.is_none()));
+    let boundary = muts
+        .iter()
+        .find(|mu| mu.op.family() == "boundary")
+        .expect("a boundary mutation");
+    assert_eq!(
+        boundary.text, "flag: `s1_sum >= 8'hc8` -> `s1_sum > 8'hc8`",
+        "the text shows the node before and after"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_schema_computes_the_original_at_zero_and_each_mutant_at_its_number() -> R {
+    use crate::mutate::{apply, enumerate, schema};
+    let m = mutation_subject()?;
+    let muts = enumerate(&m);
+    assert!(muts.len() > 20, "{} mutations", muts.len());
+    let s = schema(&m, &muts, "mutant", 8)?;
+    s.check()?;
+    assert!(s.emit(&[])?.contains("input  wire [7:0] mutant"));
+    let original = trace(&m, None)?;
+    assert_eq!(trace(&s, Some(0))?, original, "select 0 is the original");
+    let mut changed = 0;
+    for (k, mu) in muts.iter().enumerate() {
+        let single = apply(&m, mu)?;
+        // a mutant may leave a signal unused (a dropped term), nothing worse
+        assert!(
+            single
+                .problems()
+                .iter()
+                .all(|p| matches!(p, Problem::Unused { .. })),
+            "{}: {:?}",
+            mu.text,
+            single.problems()
+        );
+        let t = trace(&single, None)?;
+        assert_eq!(trace(&s, Some(k as u128 + 1))?, t, "{}", mu.text);
+        changed += usize::from(t != original);
+    }
+    // most single mutations of this unit change its outputs
+    assert!(changed * 4 > muts.len() * 3, "{changed} of {}", muts.len());
+    Ok(())
+}
+
+#[test]
+fn a_schema_refuses_a_select_too_narrow_and_a_foreign_mutation() -> R {
+    use crate::mutate::{apply, enumerate, schema};
+    let m = mutation_subject()?;
+    let muts = enumerate(&m);
+    assert!(matches!(
+        schema(&m, &muts, "mutant", 2),
+        Err(IrError::Mutation { .. })
+    ));
+    let mut other = Module::new("other")?;
+    let a = other.input("a", 1)?;
+    let y = other.output("y", 1)?;
+    other.assign(&y, a.expr().not())?;
+    assert!(matches!(
+        apply(&other, &muts[0]),
+        Err(IrError::Mutation { .. })
+    ));
+    Ok(())
+}
