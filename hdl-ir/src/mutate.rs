@@ -220,9 +220,10 @@ fn operators(e: &Expr, parent: Option<&Expr>) -> Vec<Operator> {
         }
         ExprKind::Mux { .. } => ops.push(Operator::SwapArms),
         ExprKind::Not(_) => ops.push(Operator::DropNot),
-        ExprKind::Reduce { op, .. } if matches!(op, ReduceOp::And | ReduceOp::Or) => {
-            ops.push(Operator::SwapReduce)
-        }
+        ExprKind::Reduce {
+            op: ReduceOp::And | ReduceOp::Or,
+            ..
+        } => ops.push(Operator::SwapReduce),
         _ => {}
     }
     ops
@@ -387,12 +388,12 @@ pub fn enumerate(m: &Module) -> Vec<Mutation> {
     out
 }
 
+/// What [`rebuild`] applies at each node (given the node with its
+/// children rebuilt, and its path).
+type Wrap<'a> = dyn FnMut(Expr, &[u16]) -> Result<Expr, IrError> + 'a;
+
 /// Rebuild `e` with `wrap(node, path)` applied bottom-up at every node.
-fn rebuild(
-    e: &Expr,
-    path: &mut Vec<u16>,
-    wrap: &mut dyn FnMut(Expr, &[u16]) -> Result<Expr, IrError>,
-) -> Result<Expr, IrError> {
+fn rebuild(e: &Expr, path: &mut Vec<u16>, wrap: &mut Wrap<'_>) -> Result<Expr, IrError> {
     let kids = children(e);
     let node = if kids.is_empty() {
         e.clone()
