@@ -90,6 +90,8 @@ pub enum Site {
 /// One single mutation of a module.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Mutation {
+    /// Position in [`enumerate`]'s list (stable while the module is).
+    pub id: usize,
     /// The signal whose driver changes.
     pub signal: String,
     /// Declaration index of that signal.
@@ -305,7 +307,7 @@ fn mutated(e: &Expr, op: Operator) -> Result<Expr, IrError> {
 }
 
 fn short(text: String) -> String {
-    const MAX: usize = 80;
+    const MAX: usize = 60;
     if text.chars().count() <= MAX {
         text
     } else {
@@ -346,6 +348,7 @@ pub fn enumerate(m: &Module) -> Vec<Mutation> {
                 .map(|x| crate::error::brief(&x))
                 .unwrap_or_default();
             out.push(Mutation {
+                id: 0,
                 signal: name.clone(),
                 index,
                 site,
@@ -368,22 +371,26 @@ pub fn enumerate(m: &Module) -> Vec<Mutation> {
                         add(Site::Enable, x, p, op)
                     });
                     enables.push(Mutation {
+                        id: 0,
                         signal: name.clone(),
                         index,
                         site: Site::Enable,
                         path: Vec::new(),
                         op: Operator::EnableHigh,
                         section: section.clone(),
-                        text: short(format!(
+                        text: format!(
                             "{name}: enable `{}` -> `1'b1`",
-                            crate::error::brief(en)
-                        )),
+                            short(crate::error::brief(en))
+                        ),
                     });
                 }
             }
             Driver::Instance { .. } => {}
         }
         out.append(&mut enables);
+    }
+    for (i, m) in out.iter_mut().enumerate() {
+        m.id = i;
     }
     out
 }

@@ -664,7 +664,7 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
             top: "dpc_tb",
             tb_file: "dpc_tb.sv",
             tb_source: TB_SOURCE,
-            define: &def,
+            defines: vec![&def],
             params: vec![
                 ("B", 8 * p.block_bytes() as u64),
                 ("P", packet_width(&p, mode) as u64),

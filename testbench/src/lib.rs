@@ -24,6 +24,7 @@ pub mod dpc;
 pub mod hex;
 pub mod locate;
 pub mod magbdi;
+pub mod mutate;
 pub mod output;
 pub mod rng;
 pub mod rtl;

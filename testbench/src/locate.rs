@@ -751,6 +751,7 @@ pub fn locate(
         &RunOptions {
             timeout_cycles: 1000,
             vcd: Some((vcd_path.clone(), 0, None)),
+            plusargs: Vec::new(),
         },
         None,
     )?;
@@ -900,6 +901,7 @@ pub fn locate(
             &RunOptions {
                 timeout_cycles: 100_000,
                 vcd: Some((wvcd.clone(), from, Some(to))),
+                plusargs: Vec::new(),
             },
             None,
         )?;

@@ -327,7 +327,7 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
             top: "bdi_tb",
             tb_file: "bdi_tb.sv",
             tb_source: TB_SOURCE,
-            define: unit.define(),
+            defines: vec![unit.define()],
             params: vec![("E", e as u64), ("B", bw as u64)],
             rtl: &rtl,
             trace: false,

@@ -385,6 +385,7 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
                             let opt = RunOptions {
                                 timeout_cycles: 20_000,
                                 vcd: cfg.vcd.then(|| (files.dir.join("full.vcd"), 0, None)),
+                                plusargs: Vec::new(),
                             };
                             let res = sim::run(b, files, r.len(), &opt, Some(c));
                             done.fetch_add(1, Ordering::Relaxed);

@@ -123,13 +123,14 @@ impl CxxOpt {
 }
 
 /// A testbench to compile: `tb_source` (module `top`, which includes
-/// [`DRIVER_FILE`]) with one define and integer parameters, over `rtl`.
+/// [`DRIVER_FILE`]) with its defines and integer parameters, over `rtl`.
 #[derive(Clone, Debug)]
 pub struct TbSpec<'a> {
     pub top: &'a str,
     pub tb_file: &'a str,
     pub tb_source: &'a str,
-    pub define: &'a str,
+    /// The unit define first (named in compile errors), then any others.
+    pub defines: Vec<&'a str>,
     pub params: Vec<(&'static str, u64)>,
     pub rtl: &'a [PathBuf],
     /// Compile with VCD support (`TB_TRACE`).
@@ -186,13 +187,13 @@ pub fn build_tb(sim: Simulator, spec: &TbSpec<'_>, dir: &Path) -> Result<Build, 
     // the include is found through -I; only the top file and the units
     // are compiled by name
     let files: Vec<&PathBuf> = sources.iter().filter(|f| **f != inc).collect();
-    let define = format!("-D{}", spec.define);
+    let defines: Vec<String> = spec.defines.iter().map(|d| format!("-D{d}")).collect();
     let include = format!("-I{}", dir.display());
     let (mut cmd, exe) = match sim {
         Simulator::Icarus => {
             let exe = dir.join("sim.vvp");
             let mut c = Command::new("iverilog");
-            c.args(["-g2012", "-s", spec.top, &define, &include]);
+            c.args(["-g2012", "-s", spec.top, &include]).args(&defines);
             for (k, v) in &spec.params {
                 c.arg(format!("-P{}.{k}={v}", spec.top));
             }
@@ -216,7 +217,8 @@ pub fn build_tb(sim: Simulator, spec: &TbSpec<'_>, dir: &Path) -> Result<Build, 
                     "-Wno-style",
                 ])
                 .args(["--top-module", spec.top])
-                .args([&define, &include])
+                .arg(&include)
+                .args(&defines)
                 .args(spec.params.iter().map(|(k, v)| format!("-G{k}={v}")))
                 .arg("-j")
                 .arg(jobs.to_string())
@@ -264,7 +266,7 @@ pub fn build_tb(sim: Simulator, spec: &TbSpec<'_>, dir: &Path) -> Result<Build, 
     if !out.status.success() || !exe.is_file() {
         return Err(SimError::Compile {
             sim,
-            what: format!("{} {}", spec.top, spec.define),
+            what: format!("{} {}", spec.top, spec.defines.join(" ")),
             log,
             tail: tail(&log_text, 30),
         });
@@ -294,7 +296,7 @@ pub fn build(
         top: "mpc_tb",
         tb_file: TB_FILE,
         tb_source: TB_SOURCE,
-        define: unit.define(),
+        defines: vec![unit.define()],
         params: vec![
             ("H", rtl.params.header_bits as u64),
             ("W", rtl.params.max_bits as u64),
@@ -314,6 +316,8 @@ pub struct RunOptions {
     /// Dump a VCD (needs a `trace` build): file, first and end cycle
     /// (`None`: to the end).
     pub vcd: Option<(PathBuf, u64, Option<u64>)>,
+    /// More plusargs (`+name=value`).
+    pub plusargs: Vec<String>,
 }
 
 /// The files of one run in `dir`.
@@ -355,7 +359,8 @@ pub fn run(
         .arg(format!("+out={}", abs(dir)?.join("out.txt").display()))
         .arg(format!("+n={n}"))
         .arg(format!("+timeout={}", opt.timeout_cycles.max(100)))
-        .arg(format!("+progress={}", 1024));
+        .arg(format!("+progress={}", 1024))
+        .args(&opt.plusargs);
     if let Some((vcd, from, to)) = &opt.vcd {
         let vcd = if vcd.is_absolute() {
             vcd.clone()

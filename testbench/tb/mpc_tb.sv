@@ -9,6 +9,9 @@
 //   UNIT_LOOPBACK      mpc_compressor -> mpc_decompressor, vector as the compressor, out as the decompressor
 //
 // H header bits, W = H + 256 the compressed-bit bus width, 9-bit lengths.
+// With MUTANTS defined the compressor or decompressor is a mutation schema
+// (hdl_ir::mutate::schema) with an extra input `mutant`, driven from the
+// plusarg +mutant=K (0, the default: the unit as generated).
 // Runs unchanged on Icarus (iverilog -g2012) and on version 5 of Verilator
 // with --binary --timing. Define TB_TRACE to allow VCD dumps (a Verilator
 // build then needs --trace; Icarus always can).
@@ -43,11 +46,18 @@ module mpc_tb #(
   wire out_valid;
   wire [H-1:0] out_model;
   wire [OW-1:0] out_all;
+`ifdef MUTANTS
+  reg [15:0] mutant_sel;
+  initial if (!$value$plusargs("mutant=%d", mutant_sel)) mutant_sel = 16'd0;
+`endif
 
 `ifdef UNIT_COMPRESSOR
   wire [W-1:0] out_bits;
   wire [LW-1:0] out_len;
   mpc_compressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(in_valid),
@@ -64,6 +74,9 @@ module mpc_tb #(
   wire [255:0] out_block;
   wire out_error;
   mpc_decompressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(in_valid),

@@ -107,6 +107,7 @@ fn run_standin(
         &RunOptions {
             timeout_cycles: 2000,
             vcd: None,
+            plusargs: Vec::new(),
         },
         None,
     );

@@ -16,6 +16,7 @@ use golden::dpc::DpcParams;
 use golden::magbdi::{DeltaMode, Params};
 use testbench::dpc::{parse_unit, DpcConfig};
 use testbench::magbdi::MagBdiConfig;
+use testbench::mutate::MutateConfig;
 use testbench::run::{self, Config};
 use testbench::stream_unit::{self, at_least_one, probability, StreamArgs};
 use testbench::{rtl, sim, Simulator, Unit};
@@ -58,6 +59,68 @@ enum Family {
     /// The DPC units: plain, DF-TRUC and DF-MAN compressors, plain and
     /// DF-TRUC decompressors.
     Dpc(DpcArgs),
+    /// Mutation testing of the MPC compressor or decompressor: single
+    /// faults of the generated unit, each co-simulated; which ones the
+    /// checks miss.
+    Mutate(MutateArgs),
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MutUnitArg {
+    Compressor,
+    Decompressor,
+    Both,
+}
+
+#[derive(Args)]
+struct MutateArgs {
+    /// Model-set directory.
+    #[arg(long, short, default_value = "models/default")]
+    model: PathBuf,
+    /// Simulator (one).
+    #[arg(long, value_enum, default_value = "verilator")]
+    sim: OneSim,
+    #[arg(long, value_enum, default_value = "both")]
+    unit: MutUnitArg,
+    /// Vectors per mutant run (at least 1).
+    #[arg(long, short, default_value_t = 2000, value_parser = at_least_one)]
+    blocks: usize,
+    /// At most this many mutants per unit, drawn with the seed [default:
+    /// every single mutation].
+    #[arg(long, value_parser = at_least_one)]
+    sample: Option<usize>,
+    /// Only these mutation ids (comma-separated, as the report lists them).
+    #[arg(long, value_delimiter = ',')]
+    only: Option<Vec<usize>>,
+    /// Mutants per schema build (at least 1).
+    #[arg(long, default_value_t = 256, value_parser = at_least_one)]
+    batch: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Corpus [default: ../shared/corpus when present].
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    #[arg(long, conflicts_with = "corpus")]
+    no_corpus: bool,
+    #[arg(long, default_value = "build")]
+    build: PathBuf,
+    #[arg(long, default_value_t = 0.2, value_parser = probability)]
+    stall: f64,
+    #[arg(long, default_value_t = 2)]
+    resets: usize,
+    /// Parallel simulator processes [default: number of cores].
+    #[arg(long, short, value_parser = at_least_one)]
+    jobs: Option<usize>,
+    /// Write the report (Markdown) here [default:
+    /// <build>/<set>/mutate/report.md].
+    #[arg(long)]
+    report: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum OneSim {
+    Icarus,
+    Verilator,
 }
 
 #[derive(Args)]
@@ -159,6 +222,7 @@ fn main() -> ExitCode {
         Some(Family::Mpc(a)) => ("cosim", run_mpc(a)),
         Some(Family::Magbdi(a)) => ("cosim magbdi", run_magbdi(a)),
         Some(Family::Dpc(a)) => ("cosim dpc", run_dpc(a)),
+        Some(Family::Mutate(a)) => ("cosim mutate", run_mutate(a)),
     };
     stream_unit::exit_code(tool, res)
 }
@@ -320,4 +384,72 @@ fn run_dpc(cli: DpcArgs) -> Result<bool> {
         cli.block, cli.segment, cli.sector, c.seed, cfg.blocks, cfg.stall, cfg.resets
     );
     Ok(stream_unit::print_reports("cosim dpc", &reports))
+}
+
+fn run_mutate(cli: MutateArgs) -> Result<bool> {
+    let set = rtl::load_set(&cli.model)?;
+    let sim = match cli.sim {
+        OneSim::Icarus => Simulator::Icarus,
+        OneSim::Verilator => Simulator::Verilator,
+    };
+    sim::check_installed(sim)?;
+    let corpus = if cli.no_corpus {
+        None
+    } else {
+        cli.corpus
+            .or_else(|| Some(PathBuf::from("../shared/corpus")).filter(|d| d.is_dir()))
+    };
+    let units = match cli.unit {
+        MutUnitArg::Compressor => vec![Unit::Compressor],
+        MutUnitArg::Decompressor => vec![Unit::Decompressor],
+        MutUnitArg::Both => vec![Unit::Compressor, Unit::Decompressor],
+    };
+    let mut text = format!(
+        "## Mutation testing: model set {}, seed {}\n\n",
+        cli.model.display(),
+        cli.seed
+    );
+    let mut all_killed = true;
+    for unit in units {
+        let cfg = MutateConfig {
+            model: cli.model.clone(),
+            build: cli.build.clone(),
+            sim,
+            unit,
+            blocks: cli.blocks,
+            seed: cli.seed,
+            corpus: corpus.clone(),
+            sample: cli.sample,
+            only: cli.only.clone(),
+            batch: cli.batch,
+            jobs: cli
+                .jobs
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            stall: cli.stall,
+            resets: cli.resets,
+        };
+        eprintln!("cosim mutate: {unit} on {sim}...");
+        let report = testbench::mutate::run(&cfg)
+            .with_context(|| format!("mutation testing the {unit} of {}", cli.model.display()))?;
+        let r = report.render();
+        print!("{r}");
+        text.push_str(&r);
+        text.push('\n');
+        all_killed &= report.killed() == report.results.len();
+    }
+    let report = cli
+        .report
+        .clone()
+        .unwrap_or_else(|| cli.build.join(&set.name).join("mutate").join("report.md"));
+    std::fs::write(&report, &text).with_context(|| format!("writing {}", report.display()))?;
+    println!("cosim mutate: report in {}", report.display());
+    println!(
+        "cosim mutate: {}",
+        if all_killed {
+            "every mutant killed"
+        } else {
+            "SURVIVORS (see above)"
+        }
+    );
+    Ok(all_killed)
 }

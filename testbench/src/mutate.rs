@@ -1,0 +1,452 @@
+//! Mutation testing of the generated MPC units (docs/hw/cosim.md,
+//! "Mutation testing"): does the co-simulation notice a single fault?
+//!
+//! The unit is built in the IR ([`hdl::mpc`]), its single mutations are
+//! enumerated ([`hdl::ir::mutate::enumerate`]; all of them, or a sample),
+//! and batches of them become mutation schemas
+//! ([`hdl::ir::mutate::schema`]): one Verilog unit per batch with an extra
+//! input `mutant`, compiled once with `tb/mpc_tb.sv` (define `MUTANTS`) and
+//! run once per mutant with `+mutant=K`, on the vectors, schedule, golden
+//! expectations and checks of `cosim mpc`. A mutant is killed when the run
+//! fails any check (a differing output, a missing or extra output, a
+//! protocol, timing or reset record, a timeout). Select 0 of every batch
+//! must pass: it is the unit as generated.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use golden::mpc::MpcCodec;
+use hdl::ir::mutate::{self, Mutation};
+
+use crate::compare::{self, Expect, Inputs, Shard};
+use crate::rng::Rng;
+use crate::rtl::{self, Params};
+use crate::run::RunError;
+use crate::schedule::{self, Schedule, ScheduleConfig};
+use crate::sim::{self, CxxOpt, RunFiles, RunOptions, TbSpec};
+use crate::vectors::{self, GenConfig, Tags};
+use crate::{Simulator, Unit};
+
+/// Width of the `mutant` select input.
+pub const SELECT_WIDTH: u32 = 16;
+
+/// Mutation-testing problems (the mutants' own failures are results, not
+/// errors).
+#[derive(Debug, thiserror::Error)]
+pub enum MutateError {
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("building the {unit} in the IR: {source}")]
+    Ir {
+        unit: Unit,
+        #[source]
+        source: hdl::ir::IrError,
+    },
+    #[error("mutation testing covers the compressor and the decompressor, not the {0}")]
+    Unit(Unit),
+    #[error(
+        "the {unit} schema of batch {batch} fails with no mutant selected (select 0): {problem}"
+    )]
+    Baseline {
+        unit: Unit,
+        batch: usize,
+        problem: String,
+    },
+    #[error("the {unit} has {count} single mutations (ids 0..{count}); there is no {id}")]
+    NoSuchMutant { unit: Unit, id: usize, count: usize },
+    #[error("{unit}, batch {batch}: mutant `{mutation}` was not run (a runner thread stopped)")]
+    NotRun {
+        unit: Unit,
+        batch: usize,
+        mutation: String,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MutateError + '_ {
+    move |source| MutateError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct MutateConfig {
+    pub model: PathBuf,
+    pub build: PathBuf,
+    pub sim: Simulator,
+    pub unit: Unit,
+    /// Vectors per mutant run.
+    pub blocks: usize,
+    pub seed: u64,
+    pub corpus: Option<PathBuf>,
+    /// At most this many mutants, drawn at random with `seed` (`None`:
+    /// every one).
+    pub sample: Option<usize>,
+    /// Only the mutations with these ids (before sampling; `None`: all).
+    pub only: Option<Vec<usize>>,
+    /// Mutants per schema (one simulator build each).
+    pub batch: usize,
+    /// Parallel simulator processes.
+    pub jobs: usize,
+    pub stall: f64,
+    pub resets: usize,
+}
+
+/// How a mutant was killed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kill {
+    /// Vectors up to and including the first differing output (`None` when
+    /// the run failed another check first: a protocol, timing or reset
+    /// record, a missing output, a timeout).
+    pub vectors: Option<u64>,
+    /// The first failed check.
+    pub how: String,
+}
+
+/// One mutant's result.
+#[derive(Clone, Debug)]
+pub struct MutantResult {
+    pub mutation: Mutation,
+    /// `None`: the mutant survived every check.
+    pub kill: Option<Kill>,
+}
+
+/// One mutant run: killed (how) or not, or why it could not run.
+type Outcome = Result<Option<Kill>, MutateError>;
+
+/// The result of one unit.
+#[derive(Clone, Debug)]
+pub struct MutateReport {
+    pub unit: Unit,
+    pub sim: Simulator,
+    /// Single mutations of the unit.
+    pub enumerated: usize,
+    pub vectors: usize,
+    pub results: Vec<MutantResult>,
+    pub batches: usize,
+    pub build_seconds: f64,
+    pub seconds: f64,
+}
+
+/// The stage name of a mutation for reports.
+pub fn stage_of(m: &Mutation) -> &str {
+    m.section.as_deref().unwrap_or("ports and control")
+}
+
+impl MutateReport {
+    pub fn killed(&self) -> usize {
+        self.results.iter().filter(|r| r.kill.is_some()).count()
+    }
+
+    pub fn survivors(&self) -> impl Iterator<Item = &MutantResult> {
+        self.results.iter().filter(|r| r.kill.is_none())
+    }
+
+    /// Markdown: totals, a table per stage and per operator, and the
+    /// survivors.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "### {} on {}: {} of {} mutants killed ({} enumerated, {} vectors per run, {} builds, {:.0} s, of which {:.0} s building)\n",
+            self.unit,
+            self.sim,
+            self.killed(),
+            self.results.len(),
+            self.enumerated,
+            self.vectors,
+            self.batches,
+            self.seconds,
+            self.build_seconds
+        );
+        let table = |s: &mut String, title: &str, key: &dyn Fn(&MutantResult) -> String| {
+            let mut rows: BTreeMap<String, (usize, usize, Vec<u64>)> = BTreeMap::new();
+            for r in &self.results {
+                let e = rows.entry(key(r)).or_default();
+                e.0 += 1;
+                if let Some(k) = &r.kill {
+                    e.1 += 1;
+                    if let Some(v) = k.vectors {
+                        e.2.push(v);
+                    }
+                }
+            }
+            let _ = writeln!(
+                s,
+                "| {title} | mutants | killed | survivors | vectors to kill (median / max) |\n|---|---|---|---|---|"
+            );
+            for (k, (n, killed, mut v)) in rows {
+                v.sort_unstable();
+                let vk = if v.is_empty() {
+                    "-".to_string()
+                } else {
+                    format!("{} / {}", v[v.len() / 2], v[v.len() - 1])
+                };
+                let _ = writeln!(s, "| {k} | {n} | {killed} | {} | {vk} |", n - killed);
+            }
+            s.push('\n');
+        };
+        table(&mut s, "stage", &|r| stage_of(&r.mutation).to_string());
+        table(&mut s, "operator", &|r| r.mutation.op.family().to_string());
+        let survivors: Vec<&MutantResult> = self.survivors().collect();
+        if survivors.is_empty() {
+            s.push_str("No survivors.\n");
+        } else {
+            let _ = writeln!(s, "Survivors ({}):\n", survivors.len());
+            for r in survivors {
+                let _ = writeln!(
+                    s,
+                    "- #{} {} [{}] {}",
+                    r.mutation.id,
+                    r.mutation.op.family(),
+                    stage_of(&r.mutation),
+                    r.mutation.text
+                );
+            }
+        }
+        s
+    }
+}
+
+/// The mutants of a run: every single mutation, or `sample` of them drawn
+/// with `seed`, in enumeration order.
+pub fn choose(all: Vec<Mutation>, sample: Option<usize>, seed: u64) -> Vec<Mutation> {
+    match sample {
+        Some(n) if n < all.len() => {
+            let mut idx: Vec<usize> = (0..all.len()).collect();
+            Rng::new(seed ^ 0x6d75_7461_6e74).shuffle(&mut idx);
+            let mut keep: Vec<usize> = idx.into_iter().take(n).collect();
+            keep.sort_unstable();
+            let mut all: Vec<Option<Mutation>> = all.into_iter().map(Some).collect();
+            keep.into_iter().filter_map(|i| all[i].take()).collect()
+        }
+        _ => all,
+    }
+}
+
+/// Run the mutation test of one unit.
+pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
+    let t0 = Instant::now();
+    let set = rtl::load_set(&cfg.model).map_err(RunError::from)?;
+    let ir_err = |source| MutateError::Ir {
+        unit: cfg.unit,
+        source,
+    };
+    let (module, desc) = match cfg.unit {
+        Unit::Compressor => hdl::mpc::compressor::build_described(&set).map_err(ir_err)?,
+        Unit::Decompressor => hdl::mpc::decompressor::build_described(&set).map_err(ir_err)?,
+        Unit::Loopback => return Err(MutateError::Unit(cfg.unit)),
+    };
+    let mut all = mutate::enumerate(&module);
+    let enumerated = all.len();
+    if let Some(ids) = &cfg.only {
+        if let Some(&bad) = ids.iter().find(|&&i| i >= enumerated) {
+            return Err(MutateError::NoSuchMutant {
+                unit: cfg.unit,
+                id: bad,
+                count: enumerated,
+            });
+        }
+        all.retain(|m| ids.contains(&m.id));
+    }
+    let muts = choose(all, cfg.sample, cfg.seed);
+
+    // vectors, expectations and one schedule, as `cosim mpc` makes them
+    let codec = MpcCodec::new(&set);
+    let mut tags = Tags::new();
+    let gen = GenConfig {
+        blocks: cfg.blocks,
+        seed: cfg.seed,
+        corpus: cfg.corpus.clone(),
+    };
+    let root = cfg
+        .build
+        .join(&set.name)
+        .join("mutate")
+        .join(cfg.unit.name());
+    std::fs::create_dir_all(&root).map_err(io(&root))?;
+    let root = root.canonicalize().map_err(io(&root))?;
+    let params = Params::of(&set);
+    let vec_path = root.join("vectors.hex");
+    let (inputs, expected): (Inputs<'_>, Vec<Expect>);
+    let comp;
+    let decomp;
+    match cfg.unit {
+        Unit::Compressor => {
+            comp = vectors::compressor_vectors(&set, &gen, &mut tags).map_err(RunError::from)?;
+            vectors::write_comp(&vec_path, &comp).map_err(RunError::from)?;
+            expected = compare::expect_compressor(&codec, &comp);
+            inputs = Inputs::Comp(&comp);
+        }
+        _ => {
+            decomp =
+                vectors::decompressor_vectors(&codec, &gen, &mut tags).map_err(RunError::from)?;
+            vectors::write_decomp(&vec_path, &decomp, params.max_bits).map_err(RunError::from)?;
+            expected = compare::expect_decompressor(&codec, &decomp);
+            inputs = Inputs::Decomp(&decomp);
+        }
+    }
+    let n = expected.len();
+    let stages = desc.latency;
+    let sched = Schedule::generate(
+        &ScheduleConfig {
+            stall: cfg.stall,
+            resets: cfg.resets,
+            seed: Rng::fork(cfg.seed, 7).next_u64(),
+        },
+        n,
+        stages,
+    );
+    let sched_path = root.join("schedule.hex");
+    sched.write(&sched_path).map_err(RunError::from)?;
+    let model = schedule::model_run(&sched, stages, n as u64, u64::MAX / 2);
+    let shard = Shard {
+        index: 0,
+        offset: 0,
+        inputs,
+        expected: &expected,
+        model: Some(&model),
+    };
+
+    // outer `None`: not run (yet)
+    let mut results: Vec<Option<Option<Kill>>> = vec![None; muts.len()];
+    let mut build_seconds = 0.0;
+    let batch = cfg.batch.max(1);
+    let batches: Vec<std::ops::Range<usize>> = (0..muts.len().div_ceil(batch))
+        .map(|b| b * batch..((b + 1) * batch).min(muts.len()))
+        .collect();
+    let header = vec![
+        format!(
+            "Mutation schema of the {} of model set {} (mpcgen testbench {}): not a design file.",
+            cfg.unit,
+            set.name,
+            env!("CARGO_PKG_VERSION")
+        ),
+        "Input `mutant` selects one single mutation (0: the unit as generated).".to_string(),
+    ];
+    for (bi, range) in batches.iter().enumerate() {
+        let dir = root.join(format!("batch{bi}"));
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let schema = mutate::schema(&module, &muts[range.clone()], "mutant", SELECT_WIDTH)
+            .map_err(ir_err)?;
+        let text = schema.emit(&header).map_err(ir_err)?;
+        let vfile = dir.join(format!("{}.v", desc.module));
+        std::fs::write(&vfile, text).map_err(io(&vfile))?;
+        let rtl_files = vec![vfile];
+        let spec = TbSpec {
+            top: "mpc_tb",
+            tb_file: sim::TB_FILE,
+            tb_source: sim::TB_SOURCE,
+            defines: vec![cfg.unit.define(), "MUTANTS"],
+            params: vec![
+                ("H", u64::from(params.header_bits)),
+                ("W", u64::from(params.max_bits)),
+            ],
+            rtl: &rtl_files,
+            trace: false,
+            cxx: CxxOpt::Quick,
+        };
+        let b = sim::build_tb(cfg.sim, &spec, &dir.join(format!("sim-{}", cfg.sim.name())))
+            .map_err(RunError::from)?;
+        build_seconds += b.seconds;
+        // select 0 first: the schema must be the unit as generated
+        let check = |k: usize| -> Result<Option<Kill>, MutateError> {
+            let rdir = dir.join(format!("run{k}"));
+            std::fs::create_dir_all(&rdir).map_err(io(&rdir))?;
+            let files = RunFiles {
+                dir: rdir.clone(),
+                vectors: vec_path.clone(),
+                schedule: sched_path.clone(),
+                out: rdir.join("out.txt"),
+            };
+            let opt = RunOptions {
+                // a pipeline of at most a few stages: a mutant that stops
+                // delivering is given up on soon
+                timeout_cycles: 64 * stages as u64 + 256,
+                vcd: None,
+                plusargs: vec![format!("+mutant={k}")],
+            };
+            let res = sim::run(&b, &files, n, &opt, None);
+            let mut out = crate::output::read(&files.out, cfg.unit, &params).unwrap_or_default();
+            if let Err(e) = res {
+                out.errors.push(e.to_string());
+            }
+            let v = compare::compare(&shard, &out, &tags, stages);
+            let _ = std::fs::remove_dir_all(&rdir);
+            if v.ok() {
+                return Ok(None);
+            }
+            let first_mismatch = v.mismatches.first();
+            let how = match (v.problems.first(), first_mismatch) {
+                (_, Some(m)) => format!("vector {}: {}", m.idx, m.what),
+                (Some(p), None) => p.clone(),
+                (None, None) => "failed".to_string(),
+            };
+            Ok(Some(Kill {
+                vectors: first_mismatch.map(|m| m.idx + 1),
+                how,
+            }))
+        };
+        if let Some(k) = check(0)? {
+            return Err(MutateError::Baseline {
+                unit: cfg.unit,
+                batch: bi,
+                problem: k.how,
+            });
+        }
+        let next = AtomicUsize::new(0);
+        let found: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..cfg.jobs.max(1) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= range.len() {
+                        break;
+                    }
+                    let r = check(i + 1);
+                    if let Ok(mut f) = found.lock() {
+                        f.push((range.start + i, r));
+                    }
+                });
+            }
+        });
+        let found = found.into_inner().unwrap_or_default();
+        for (i, r) in found {
+            results[i] = Some(r?);
+        }
+    }
+    let results = muts
+        .into_iter()
+        .zip(results)
+        .enumerate()
+        .map(|(i, (mutation, kill))| match kill {
+            Some(kill) => Ok(MutantResult { mutation, kill }),
+            None => Err(MutateError::NotRun {
+                unit: cfg.unit,
+                batch: i / batch,
+                mutation: mutation.text,
+            }),
+        })
+        .collect::<Result<Vec<_>, MutateError>>()?;
+    Ok(MutateReport {
+        unit: cfg.unit,
+        sim: cfg.sim,
+        enumerated,
+        vectors: n,
+        results,
+        batches: batches.len(),
+        build_seconds,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,103 @@
+//! Mutation testing end to end on Icarus (`cosim mutate`): the schema with
+//! no mutant selected must match the golden model (the run errors
+//! otherwise), and register enables tied high (the unit loads while it
+//! should hold) must all be killed by the stalls of the schedule, in the
+//! compressor and the decompressor.
+
+use std::path::{Path, PathBuf};
+
+use golden::mpc::ModelSet;
+use testbench::mutate::{self, MutateConfig};
+use testbench::{Simulator, Unit};
+
+fn check(unit: Unit) {
+    if !testbench::stream_unit::icarus_or_skip() {
+        return;
+    }
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example");
+    let set = ModelSet::load(&model).expect("models/example");
+    let module = match unit {
+        Unit::Compressor => hdl::mpc::compressor::build(&set),
+        _ => hdl::mpc::decompressor::build(&set),
+    }
+    .expect("unit builds");
+    let all = hdl::ir::mutate::enumerate(&module);
+    let enables: Vec<usize> = all
+        .iter()
+        .filter(|m| m.op.family() == "enable-high")
+        .map(|m| m.id)
+        .collect();
+    assert!(enables.len() >= 3, "{} enable mutations", enables.len());
+    // the first, the last and one in the middle
+    let only = vec![
+        enables[0],
+        enables[enables.len() / 2],
+        enables[enables.len() - 1],
+    ];
+    let cfg = MutateConfig {
+        model,
+        build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate"),
+        sim: Simulator::Icarus,
+        unit,
+        blocks: 300,
+        seed: 3,
+        corpus: None,
+        sample: None,
+        only: Some(only.clone()),
+        batch: 2,
+        jobs: 2,
+        stall: 0.3,
+        resets: 1,
+    };
+    let report = mutate::run(&cfg).expect("mutation run");
+    assert_eq!(report.enumerated, all.len());
+    assert_eq!(report.batches, 2, "three mutants in batches of two");
+    let ids: Vec<usize> = report.results.iter().map(|r| r.mutation.id).collect();
+    assert_eq!(ids, only);
+    let text = report.render();
+    for r in &report.results {
+        assert!(
+            r.kill.is_some(),
+            "{unit}: enable tied high survived: {}\n{text}",
+            r.mutation.text
+        );
+        assert!(text.contains(mutate::stage_of(&r.mutation)), "{text}");
+    }
+    assert!(text.contains("No survivors."), "{text}");
+}
+
+#[test]
+fn compressor_enables_tied_high_are_killed() {
+    check(Unit::Compressor);
+}
+
+#[test]
+fn decompressor_enables_tied_high_are_killed() {
+    check(Unit::Decompressor);
+}
+
+#[test]
+fn loopback_and_unknown_ids_are_refused() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example");
+    let mut cfg = MutateConfig {
+        model,
+        build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate-refused"),
+        sim: Simulator::Icarus,
+        unit: Unit::Loopback,
+        blocks: 10,
+        seed: 1,
+        corpus: None,
+        sample: None,
+        only: None,
+        batch: 1,
+        jobs: 1,
+        stall: 0.0,
+        resets: 0,
+    };
+    let e = mutate::run(&cfg).expect_err("loopback is refused");
+    assert!(e.to_string().contains("loopback"), "{e}");
+    cfg.unit = Unit::Compressor;
+    cfg.only = Some(vec![usize::MAX]);
+    let e = mutate::run(&cfg).expect_err("an unknown id is refused");
+    assert!(e.to_string().contains("there is no"), "{e}");
+}
