@@ -355,7 +355,8 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             ],
             rtl: &rtl_files,
             trace: false,
-            cxx: CxxOpt::Quick,
+            // one build serves every run of the batch
+            cxx: CxxOpt::for_vectors(n * range.len()),
         };
         let b = sim::build_tb(cfg.sim, &spec, &dir.join(format!("sim-{}", cfg.sim.name())))
             .map_err(RunError::from)?;
