@@ -32,10 +32,12 @@ gen:
 ## The tests, the short fuzz run and the short co-simulations share one
 ## build (profile TEST_PROFILE, see Cargo.toml), with the GPU engine on.
 TEST_PROFILE ?= quick
+TEST_BIN      = $(or $(CARGO_TARGET_DIR),target)/$(TEST_PROFILE)
 test: lint
 	$(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE)
-	$(MAKE) fuzz-short RUN_PROFILE=$(TEST_PROFILE)
-	$(MAKE) cosim-all RUN_PROFILE=$(TEST_PROFILE)
+	$(CARGO) build --workspace --features bulk/gpu --profile $(TEST_PROFILE) --bins
+	$(MAKE) fuzz-short FUZZ_RUN=$(TEST_BIN)/fuzz
+	$(MAKE) cosim-all COSIM_RUN=$(TEST_BIN)/cosim
 
 ## Fuzzing (fuzz/README.md): every target for FUZZ_SECONDS each, going on
 ## after findings; findings in fuzz/findings/. fuzz-short: FUZZ_SHORT_SECONDS
@@ -43,13 +45,15 @@ test: lint
 FUZZ_SECONDS       ?= 600
 FUZZ_SHORT_SECONDS ?= 10
 FUZZ_SEED          ?= 1
-# the cargo profile of the fuzz and co-simulation binaries
-RUN_PROFILE        ?= release
+# how the fuzz and co-simulation binaries are run (make test runs the ones
+# its tests were built with)
+FUZZ_RUN           ?= $(CARGO) run --release -p mpcgen-fuzz --
+COSIM_RUN          ?= $(CARGO) run --release -q -p testbench --bin cosim --
 fuzz:
-	$(CARGO) run --profile $(RUN_PROFILE) -p mpcgen-fuzz -- all --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --keep-going --corpus $(CORPUS)
+	$(FUZZ_RUN) all --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --keep-going --corpus $(CORPUS)
 
 fuzz-short:
-	$(CARGO) run --profile $(RUN_PROFILE) -p mpcgen-fuzz -- all --seconds $(FUZZ_SHORT_SECONDS) --seed $(FUZZ_SEED) --corpus $(CORPUS)
+	$(FUZZ_RUN) all --seconds $(FUZZ_SHORT_SECONDS) --seed $(FUZZ_SEED) --corpus $(CORPUS)
 
 SHIPPED_SETS ?= $(sort $(dir $(wildcard models/*/model.toml)))
 COSIM_BLOCKS ?= 200
@@ -57,10 +61,9 @@ COSIM_BLOCKS ?= 200
 ## Short co-simulation (compressor, decompressor, loopback) of every shipped
 ## set on Icarus and Verilator.
 cosim-all:
-	$(CARGO) build --profile $(RUN_PROFILE) -p testbench --bin cosim
 	@for m in $(SHIPPED_SETS); do \
 	  echo "== cosim $$m"; \
-	  $(CARGO) run --profile $(RUN_PROFILE) -q -p testbench --bin cosim -- mpc --model $$m --sim both --unit all --blocks $(COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus) || exit 1; \
+	  $(COSIM_RUN) mpc --model $$m --sim both --unit all --blocks $(COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus) || exit 1; \
 	done
 	$(MAKE) cosim-bdi
 	$(MAKE) cosim-dpc
@@ -69,17 +72,15 @@ cosim-all:
 ## 128-byte blocks, 32-byte MAG unsigned and 16-byte MAG signed, both simulators.
 BDI_COSIM_BLOCKS ?= 300
 cosim-bdi:
-	$(CARGO) build --profile $(RUN_PROFILE) -p testbench --bin cosim
-	$(CARGO) run --profile $(RUN_PROFILE) -q -p testbench --bin cosim -- magbdi --block 128 --mag 32 --base 4 --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
-	$(CARGO) run --profile $(RUN_PROFILE) -q -p testbench --bin cosim -- magbdi --block 128 --mag 16 --base 4 --mode signed --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 2 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(COSIM_RUN) magbdi --block 128 --mag 32 --base 4 --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(COSIM_RUN) magbdi --block 128 --mag 16 --base 4 --mode signed --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 2 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 ## Short co-simulation of the five DPC units (docs/hw/dpc.md): plain,
 ## DF-TRUC and DF-MAN compressors, plain and DF-TRUC decompressors, both
 ## simulators, stalls, backpressure and resets.
 DPC_COSIM_BLOCKS ?= 300
 cosim-dpc:
-	$(CARGO) build --profile $(RUN_PROFILE) -p testbench --bin cosim
-	$(CARGO) run --profile $(RUN_PROFILE) -q -p testbench --bin cosim -- dpc --sim both --unit all --blocks $(DPC_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(COSIM_RUN) dpc --sim both --unit all --blocks $(DPC_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 lint:
 	$(CARGO) fmt --all -- --check

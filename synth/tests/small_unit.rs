@@ -40,7 +40,29 @@ fn one_predictor_compressor_synthesises() {
         blocks: true,
         abc: AbcScript::Default,
     };
-    let r = flow::run_unit(&v, &described[0], &lib, &dir.join("synth"), opts).expect("flow runs");
+    // the default mapping and the one without SAT sweeping (checked at the
+    // end) run side by side
+    let (r, quick) = std::thread::scope(|s| {
+        let no_sweep = s.spawn(|| {
+            flow::run_unit(
+                &v,
+                &described[0],
+                &lib,
+                &dir.join("synth-no-sweep"),
+                Options {
+                    abc: AbcScript::NoSweep,
+                    depth: true,
+                    ..Options::AREA_ONLY
+                },
+            )
+        });
+        let r = flow::run_unit(&v, &described[0], &lib, &dir.join("synth"), opts);
+        (r, no_sweep.join())
+    });
+    let r = r.expect("flow runs");
+    let quick = quick
+        .expect("no-sweep flow thread")
+        .expect("no-sweep flow runs");
 
     assert!(
         r.area > 0.0 && r.nand2_eq > 100.0,
@@ -108,18 +130,6 @@ fn one_predictor_compressor_synthesises() {
     // The mapping without SAT sweeping gives the same flops, a comparable
     // logic area, and depth runs (which pass Yosys' delay target through
     // the custom script).
-    let quick = flow::run_unit(
-        &v,
-        &described[0],
-        &lib,
-        &dir.join("synth-no-sweep"),
-        Options {
-            abc: AbcScript::NoSweep,
-            depth: true,
-            ..Options::AREA_ONLY
-        },
-    )
-    .expect("no-sweep flow runs");
     assert_eq!(quick.flops, r.flops);
     assert!(
         quick.comb_nand2 > 0.7 * r.comb_nand2 && quick.comb_nand2 < 1.5 * r.comb_nand2,
