@@ -30,12 +30,13 @@ gen:
 ## fuzz run of every target, and a short co-simulation of every shipped
 ## model set on both simulators.
 ## The tests, the short fuzz run and the short co-simulations share one
-## build (profile TEST_PROFILE, see Cargo.toml), with the GPU engine on.
+## build (profile TEST_PROFILE, see Cargo.toml), with the GPU engine on:
+## `cargo test` builds the `fuzz` and `cosim` binaries for their
+## integration tests, and the runs use those.
 TEST_PROFILE ?= quick
 TEST_BIN      = $(or $(CARGO_TARGET_DIR),target)/$(TEST_PROFILE)
 test: lint
 	$(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE)
-	$(CARGO) build --workspace --features bulk/gpu --profile $(TEST_PROFILE) --bins
 	$(MAKE) fuzz-short FUZZ_RUN=$(TEST_BIN)/fuzz
 	$(MAKE) cosim-all COSIM_RUN=$(TEST_BIN)/cosim
 
