@@ -195,3 +195,36 @@ fn bad_arguments_are_clear_errors() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("/nonexistent/x--y.bin"), "{}", text(&o));
 }
+
+/// A memory finding names the library function and source line that
+/// allocated, so the build `make test` uses must carry enough debug
+/// information for backtraces to resolve the workspace's frames.
+#[test]
+fn memory_findings_name_the_allocating_library_line() {
+    let f = scratch("site");
+    let model = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/default/model.toml"),
+    )
+    .expect("shipped model");
+    // a 400 KB array of 200,000 integers: a few MiB once parsed
+    let ones = vec!["1"; 200_000].join(",");
+    let input = f.join("toml--big-array.bin");
+    std::fs::write(&input, format!("{model}\n[extra]\nnote = [{ones}]\n")).expect("input");
+    let o = fuzz(
+        &[
+            "replay",
+            "model-loader",
+            input.to_str().expect("utf-8 path"),
+            "--max-peak-mib",
+            "1",
+        ],
+        &f,
+    );
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("memory@golden::mpc::model::ModelSet::parse"),
+        "{out}"
+    );
+    assert!(out.contains("(golden/src/mpc/model.rs:"), "{out}");
+}
