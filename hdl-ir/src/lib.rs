@@ -13,6 +13,7 @@
 
 mod bits;
 mod check;
+pub mod comb;
 mod emit;
 mod error;
 mod eval;

@@ -1264,3 +1264,76 @@ fn a_schema_refuses_a_select_too_narrow_and_a_foreign_mutation() -> R {
     ));
     Ok(())
 }
+
+// ------------------------------------------------- combinational data path
+
+#[test]
+fn the_transparent_view_computes_one_vector_through_every_stage() -> R {
+    use crate::comb::transparent;
+    let m = mutation_subject()?;
+    let t = transparent(&m, &["y".to_string()])?;
+    // the clock, the reset and what only control read are marked unused
+    t.check()?;
+    let text = t.emit(&[])?;
+    assert!(!text.contains("always"), "no registers left:\n{text}");
+    assert!(!text.contains("output wire flag"), "{text}");
+    let mut sim = Sim::new(&t)?;
+    for (a, b) in [(3u8, 200u8), (200, 3), (0, 0), (255, 1), (17, 17)] {
+        sim.set_u128("a", u128::from(a))?;
+        sim.set_u128("b", u128::from(b))?;
+        let sum = if a < b {
+            a.wrapping_add(b)
+        } else {
+            a.wrapping_sub(b)
+        };
+        let s = (sum & 0x7e) | (a ^ b);
+        assert_eq!(sim.get_u128("y")?, u128::from(s.rotate_left(1)), "{a} {b}");
+    }
+    assert!(transparent(&m, &["s1_sum".to_string()]).is_err());
+    Ok(())
+}
+
+#[test]
+fn the_data_path_scope_refuses_control_unbalanced_and_looping_cones() -> R {
+    use crate::comb::data_path_scope;
+    use crate::mutate::{enumerate, Site};
+    let m = mutation_subject()?;
+    let muts = enumerate(&m);
+    let on = |signal: &str, site: Site| {
+        muts.iter()
+            .find(|mu| mu.signal == signal && mu.site == site)
+            .expect("a mutation there")
+    };
+    // an output's own assign, and a data register that only `y` and the
+    // mixed-enable `flag` read
+    assert_eq!(
+        data_path_scope(&m, on("y", Site::Value)),
+        Ok(vec!["y".to_string()])
+    );
+    let e = data_path_scope(&m, on("s1_sum", Site::Value)).expect_err("flag mixes enables");
+    assert!(e.contains("different enables"), "{e}");
+    let e = data_path_scope(&m, on("s1_sum", Site::Enable)).expect_err("control");
+    assert!(e.contains("enable"), "{e}");
+
+    // a counter (a register that reads itself), and an output that reads
+    // two depths
+    let mut c = Module::new("counter")?;
+    c.clock("clk")?;
+    let a = c.input("a", 4)?;
+    let q = c.output("q", 4)?;
+    let r = c.output("r", 4)?;
+    let n = c.reg("n", 4, Reset::None)?;
+    c.reg_next(&n, n.expr().add(&a.expr())?, None)?;
+    c.assign(&q, n.expr().xor(&Expr::constant(5, 4)?)?)?;
+    let d = c.reg("d", 4, Reset::None)?;
+    c.reg_next(&d, a.expr().not(), None)?;
+    c.assign(&r, d.expr().and(&a.expr())?)?;
+    let muts = enumerate(&c);
+    let e =
+        data_path_scope(&c, muts.iter().find(|mu| mu.signal == "q").expect("q")).expect_err("loop");
+    assert!(e.contains("loop"), "{e}");
+    let e = data_path_scope(&c, muts.iter().find(|mu| mu.signal == "d").expect("d"))
+        .expect_err("two depths");
+    assert!(e.contains("mixes pipeline depths"), "{e}");
+    Ok(())
+}

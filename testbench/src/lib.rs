@@ -21,6 +21,7 @@
 pub mod cache;
 pub mod compare;
 pub mod dpc;
+pub mod equiv;
 pub mod hex;
 pub mod locate;
 pub mod magbdi;

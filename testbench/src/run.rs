@@ -195,14 +195,15 @@ fn mkdir(p: &Path) -> Result<(), RunError> {
     })
 }
 
-/// The vectors of one unit, split into shards.
-enum UnitVectors {
+/// The vectors of one unit (split into shards here, run against mutants
+/// in [`crate::mutate`]).
+pub(crate) enum UnitVectors {
     Comp(Vec<CompVector>),
     Decomp(Vec<DecompVector>),
 }
 
 impl UnitVectors {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             UnitVectors::Comp(v) => v.len(),
             UnitVectors::Decomp(v) => v.len(),

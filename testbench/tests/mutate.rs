@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use golden::mpc::ModelSet;
-use testbench::mutate::{self, MutateConfig};
+use testbench::mutate::{self, Closure, MutateConfig};
 use testbench::{Simulator, Unit};
 
 fn check(unit: Unit) {
@@ -48,6 +48,8 @@ fn check(unit: Unit) {
         jobs: 2,
         stall: 0.3,
         resets: 1,
+        prove: true,
+        prove_seconds: 30,
     };
     let report = mutate::run(&cfg).expect("mutation run");
     assert_eq!(report.enumerated, all.len());
@@ -93,6 +95,8 @@ fn loopback_and_unknown_ids_are_refused() {
         jobs: 1,
         stall: 0.0,
         resets: 0,
+        prove: false,
+        prove_seconds: 1,
     };
     let e = mutate::run(&cfg).expect_err("loopback is refused");
     assert!(e.to_string().contains("loopback"), "{e}");
@@ -100,4 +104,59 @@ fn loopback_and_unknown_ids_are_refused() {
     cfg.only = Some(vec![usize::MAX]);
     let e = mutate::run(&cfg).expect_err("an unknown id is refused");
     assert!(e.to_string().contains("there is no"), "{e}");
+}
+
+/// Survivors are closed formally: on 20 vectors, the dropped error terms
+/// of the decompressor's last code and of its final error flag mostly
+/// survive the simulation; each must then be killed by its counterexample
+/// vector or proven equivalent, and both outcomes must occur.
+#[test]
+fn survivors_are_killed_by_counterexamples_or_proven_equivalent() {
+    if !testbench::stream_unit::icarus_or_skip() {
+        return;
+    }
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example");
+    let set = ModelSet::load(&model).expect("models/example");
+    let module = hdl::mpc::decompressor::build(&set).expect("unit builds");
+    let only: Vec<usize> = hdl::ir::mutate::enumerate(&module)
+        .iter()
+        .filter(|m| {
+            m.op.family() == "drop-term" && (m.signal == "dec15_error" || m.signal == "s2_error_d")
+        })
+        .map(|m| m.id)
+        .collect();
+    assert!(only.len() >= 3, "{only:?}");
+    let cfg = MutateConfig {
+        model,
+        build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate-prove"),
+        sim: Simulator::Icarus,
+        unit: Unit::Decompressor,
+        blocks: 20,
+        seed: 1,
+        corpus: None,
+        sample: None,
+        only: Some(only),
+        batch: 64,
+        jobs: 2,
+        stall: 0.2,
+        resets: 0,
+        prove: true,
+        prove_seconds: 60,
+    };
+    let report = mutate::run(&cfg).expect("mutation run");
+    let text = report.render();
+    assert!(report.open().next().is_none(), "open survivors:\n{text}");
+    let closures: Vec<&Closure> = report
+        .results
+        .iter()
+        .filter_map(|r| r.closure.as_ref())
+        .collect();
+    assert!(
+        closures
+            .iter()
+            .any(|c| matches!(c, Closure::CounterexampleKilled(_))),
+        "{text}"
+    );
+    assert!(closures.contains(&&Closure::Equivalent), "{text}");
+    assert!(text.contains("killed by its counterexample"), "{text}");
 }

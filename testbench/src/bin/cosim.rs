@@ -115,6 +115,13 @@ struct MutateArgs {
     /// <build>/<set>/mutate/report.md].
     #[arg(long)]
     report: Option<PathBuf>,
+    /// Do not decide the survivors formally (Yosys and ABC): report them
+    /// as open.
+    #[arg(long)]
+    no_prove: bool,
+    /// ABC's time limit per survivor, in seconds (at least 1).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    prove_seconds: u32,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -427,6 +434,8 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             stall: cli.stall,
             resets: cli.resets,
+            prove: !cli.no_prove,
+            prove_seconds: cli.prove_seconds,
         };
         eprintln!("cosim mutate: {unit} on {sim}...");
         let report = testbench::mutate::run(&cfg)
@@ -435,7 +444,7 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
         print!("{r}");
         text.push_str(&r);
         text.push('\n');
-        all_killed &= report.killed() == report.results.len();
+        all_killed &= report.open().next().is_none();
     }
     let report = cli
         .report
@@ -446,9 +455,9 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
     println!(
         "cosim mutate: {}",
         if all_killed {
-            "every mutant killed"
+            "every mutant killed or proven equivalent"
         } else {
-            "SURVIVORS (see above)"
+            "OPEN SURVIVORS (see above)"
         }
     );
     Ok(all_killed)

@@ -1,0 +1,258 @@
+//! The combinational view of a pipelined unit's data path, for proving a
+//! data-path mutant equivalent to the original (docs/hw/cosim.md, "Proving
+//! a survivor equivalent").
+//!
+//! [`transparent`] turns every register into a wire driven by its next
+//! value: the pipeline with every stage passing straight through. For a
+//! *balanced* pipeline this view computes, for one input vector, what the
+//! pipeline delivers for that vector some cycles later. [`data_path_scope`]
+//! says when that argument holds for a mutation: it names the outputs the
+//! mutation can reach and refuses the mutation when
+//!
+//! * it changes a register enable, or a signal any enable depends on (the
+//!   schedule itself would change: control, not data);
+//! * an output it reaches is not balanced: every signal in the output's
+//!   cone must lie at one register depth, counted from the inputs through
+//!   register next values (so each stage's registers hold values of one
+//!   vector, never of two);
+//! * two registers at the same depth of those cones load under different
+//!   enables (a stage's registers move together);
+//! * the cone has a loop through registers (a register that holds or
+//!   counts) or an instance.
+//!
+//! Under these conditions the control of the original and the mutant is
+//! identical cycle by cycle, and every reached output, whenever it is
+//! valid, equals the view's output for the vector it carries. So the
+//! mutant is equivalent exactly when the two views are combinationally
+//! equivalent on the reached outputs, and a distinguishing input of the
+//! views is a vector that kills the mutant.
+
+use std::collections::BTreeSet;
+
+use crate::error::IrError;
+use crate::expr::Expr;
+use crate::module::{Decl, Driver, Module};
+use crate::mutate::{Mutation, Site};
+use crate::signal::SignalKind;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Depth {
+    /// Constants only: fits any depth.
+    Free,
+    At(u32),
+    /// Reads two depths, or lies on a loop, or comes from an instance.
+    Mixed,
+}
+
+fn meet(a: Depth, b: Depth) -> Depth {
+    match (a, b) {
+        (Depth::Free, x) | (x, Depth::Free) => x,
+        (Depth::At(x), Depth::At(y)) if x == y => a,
+        _ => Depth::Mixed,
+    }
+}
+
+fn value_expr(d: &Option<Driver>) -> Option<&Expr> {
+    match d {
+        Some(Driver::Assign(e)) | Some(Driver::Reg { next: e, .. }) => Some(e),
+        _ => None,
+    }
+}
+
+fn refs_of(e: &Expr) -> Vec<usize> {
+    let mut v = Vec::new();
+    e.visit_refs(&mut |s, _, _| v.push(s.index));
+    v
+}
+
+/// Register depth of every signal (inputs 0; a register one more than what
+/// its next value reads).
+fn depths(m: &Module) -> Vec<Depth> {
+    let n = m.decls.len();
+    let mut memo: Vec<Option<Depth>> = vec![None; n];
+    let mut on_stack = vec![false; n];
+    // explicit stack: (signal, whether its reads were pushed)
+    for root in 0..n {
+        if memo[root].is_some() {
+            continue;
+        }
+        let mut stack = vec![(root, false)];
+        while let Some((i, expanded)) = stack.pop() {
+            if expanded {
+                on_stack[i] = false;
+            }
+            if memo[i].is_some() {
+                continue;
+            }
+            let reads = match (&m.decls[i].kind, &m.drivers[i]) {
+                (SignalKind::Input, _) => {
+                    memo[i] = Some(Depth::At(0));
+                    continue;
+                }
+                (_, Some(Driver::Instance { .. })) | (_, None) => {
+                    memo[i] = Some(Depth::Mixed);
+                    continue;
+                }
+                (_, d) => value_expr(d).map(refs_of).unwrap_or_default(),
+            };
+            if !expanded {
+                if on_stack[i] {
+                    // a loop (through registers: combinational loops are
+                    // refused when the module is checked)
+                    memo[i] = Some(Depth::Mixed);
+                    continue;
+                }
+                on_stack[i] = true;
+                stack.push((i, true));
+                stack.extend(
+                    reads
+                        .into_iter()
+                        .filter(|&r| memo[r].is_none())
+                        .map(|r| (r, false)),
+                );
+                continue;
+            }
+            let d = reads.iter().fold(Depth::Free, |acc, &r| {
+                meet(acc, memo[r].unwrap_or(Depth::Mixed))
+            });
+            let d = match (&m.decls[i].kind, d) {
+                (SignalKind::Reg, Depth::At(k)) => Depth::At(k + 1),
+                (_, d) => d,
+            };
+            memo[i] = Some(d);
+        }
+    }
+    memo.into_iter()
+        .map(|d| d.unwrap_or(Depth::Mixed))
+        .collect()
+}
+
+/// Signals read, through values and register next values, by `from`
+/// (included).
+fn cone(m: &Module, from: &[usize], with_enables: bool) -> BTreeSet<usize> {
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<usize> = from.to_vec();
+    while let Some(i) = todo.pop() {
+        if !seen.insert(i) {
+            continue;
+        }
+        if let Some(e) = value_expr(&m.drivers[i]) {
+            todo.extend(refs_of(e));
+        }
+        if with_enables {
+            if let Some(Driver::Reg {
+                enable: Some(en), ..
+            }) = &m.drivers[i]
+            {
+                todo.extend(refs_of(en));
+            }
+        }
+    }
+    seen
+}
+
+fn name(d: &Decl) -> String {
+    d.name.to_string()
+}
+
+/// The outputs mutation `mu` of `m` can reach, when its equivalence can be
+/// decided on the [`transparent`] view; otherwise why not.
+pub fn data_path_scope(m: &Module, mu: &Mutation) -> Result<Vec<String>, String> {
+    if mu.site == Site::Enable {
+        return Err("it changes a register enable (control)".into());
+    }
+    let enables: Vec<usize> = m
+        .drivers
+        .iter()
+        .filter_map(|d| match d {
+            Some(Driver::Reg {
+                enable: Some(en), ..
+            }) => Some(refs_of(en)),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    if cone(m, &enables, true).contains(&mu.index) {
+        return Err(format!("`{}` feeds a register enable (control)", mu.signal));
+    }
+    let outputs: Vec<usize> = (0..m.decls.len())
+        .filter(|&i| m.decls[i].kind == SignalKind::Output)
+        .collect();
+    let reached: Vec<usize> = outputs
+        .iter()
+        .copied()
+        .filter(|&o| cone(m, &[o], false).contains(&mu.index))
+        .collect();
+    if reached.is_empty() {
+        return Err(format!("`{}` reaches no output", mu.signal));
+    }
+    let depth = depths(m);
+    let mut stage_enable: Vec<(u32, Option<&Expr>)> = Vec::new();
+    for &o in &reached {
+        for i in cone(m, &[o], false) {
+            if depth[i] == Depth::Mixed {
+                return Err(format!(
+                    "output `{}` reads `{}`, which mixes pipeline depths or lies on a loop",
+                    name(&m.decls[o]),
+                    name(&m.decls[i])
+                ));
+            }
+            if let (Depth::At(k), Some(Driver::Reg { enable, .. })) = (depth[i], &m.drivers[i]) {
+                match stage_enable.iter().find(|(d, _)| *d == k) {
+                    Some((_, e)) if *e != enable.as_ref() => {
+                        return Err(format!(
+                            "registers at depth {k} (`{}` among them) load under different enables",
+                            name(&m.decls[i])
+                        ))
+                    }
+                    Some(_) => {}
+                    None => stage_enable.push((k, enable.as_ref())),
+                }
+            }
+        }
+    }
+    Ok(reached.into_iter().map(|o| name(&m.decls[o])).collect())
+}
+
+/// `m` with every register turned into a wire driven by its next value
+/// (enables and reset values dropped) and only `outputs` left as outputs
+/// (the others become wires). The clock and reset stay as inputs; every
+/// signal is exempt from the unused-bit check.
+pub fn transparent(m: &Module, outputs: &[String]) -> Result<Module, IrError> {
+    let mut out = m.clone();
+    for o in outputs {
+        match m.signal(o) {
+            Some(s) if m.decls[s.index].kind == SignalKind::Output => {}
+            _ => {
+                return Err(IrError::Mutation {
+                    detail: format!("`{o}` is not an output of `{}`", m.name),
+                })
+            }
+        }
+    }
+    for i in 0..out.decls.len() {
+        match out.decls[i].kind {
+            SignalKind::Reg => {
+                out.decls[i].kind = SignalKind::Wire;
+                out.decls[i].reset = None;
+                if let Some(Driver::Reg { next, .. }) = out.drivers[i].take() {
+                    out.drivers[i] = Some(Driver::Assign(next));
+                }
+            }
+            SignalKind::Output if !outputs.iter().any(|o| **o == *out.decls[i].name) => {
+                out.decls[i].kind = SignalKind::Wire;
+            }
+            _ => {}
+        }
+    }
+    // the clock, the reset, the enables' inputs and what only the dropped
+    // outputs or the mutated node read are left unread: the view is an
+    // input to the equivalence checker, not a design, so no signal must be
+    // read in full
+    for d in out.decls.iter_mut() {
+        if d.kind != SignalKind::Output {
+            d.unused = vec![(d.width - 1, 0)];
+        }
+    }
+    Ok(out)
+}
