@@ -567,8 +567,13 @@ pub const MALFORMED_KINDS: [&str; 10] = [
     "malformed/garbage-valid-header",
 ];
 
+/// One malformed input of `kind`; `round` (how many of this kind came
+/// before) walks the bad code of the bad-run-length and bad-pair-position
+/// kinds through symbols 0..15 and the overflowing run through 2..15,
+/// alternately after single-symbol codes and after random codes.
 fn malformed(
     kind: usize,
+    round: usize,
     set: &ModelSet,
     codec: &MpcCodec,
     pool: &[CompVector],
@@ -623,12 +628,21 @@ fn malformed(
             }
             let p = rng.below(set.predictors.len() as u64) as usize;
             w.put(set.predictor_id(p), h);
+            // the bad code's symbol: every position in turn, first after
+            // single-symbol codes only (so the bad code is also the code of
+            // that number: the decoder checks each code slot), then after
+            // random codes
+            let (first, span) = if kind == 6 { (2, 14) } else { (0, 16) };
+            let prefix = first + round % span;
+            let single = (round / span).is_multiple_of(2);
             let mut m = 0usize;
-            let prefix = rng.below(if kind == 6 { 15 } else { 12 }) as usize;
             while m < prefix {
-                let c = random_code(prefix - m, rng);
-                if w.len() + 17 + 17 > width {
-                    break;
+                let mut c = random_code(if single { 1 } else { prefix - m }, rng);
+                // room left for the rest of the prefix as one-zero codes
+                // (4 bits each) and the bad code (at most 8 bits)
+                let rest = (prefix - m - c.symbols()) * 4 + 8;
+                if w.len() + c.bits().1 as usize + rest > width {
+                    c = Code::Zero;
                 }
                 let (b, l) = c.bits();
                 w.put(b, l);
@@ -638,15 +652,7 @@ fn malformed(
                 4 => w.put((0b010 << 4) | rng.below(2) as u32, 7),
                 5 => w.put(0b0000_1111, 8),
                 _ => {
-                    let left = 16 - m;
-                    if left >= 15 || m < 2 {
-                        // a run past symbol 15 needs at least 2 symbols used before
-                        let (b, l) = Code::Default(rng.next_u32() as u16).bits();
-                        for _ in 0..2 {
-                            w.put(b, l);
-                        }
-                        m += 2;
-                    }
+                    // a run from symbol m past symbol 15
                     let left = 16 - m;
                     let run = rng.range(left as u64 + 1, 15) as u32;
                     w.put((0b010 << 4) | run, 7);
@@ -655,7 +661,14 @@ fn malformed(
             let used = w.len();
             let (mut b, _) = w.finish();
             fill_after(&mut b, used, width, rng);
-            (b, rng.range(used as u64, width as u64) as usize)
+            // the exact length in the first two walks, so that the bad code
+            // is the only error (another would hide a missing check)
+            let len = if round >= 2 * span {
+                rng.range(used as u64, width as u64) as usize
+            } else {
+                used
+            };
+            (b, len)
         }
         7 => {
             let mut b = [0u8; MAX_BLOCK_BYTES];
@@ -728,9 +741,9 @@ pub fn decompressor_vectors(
     let mut k = 0usize;
     let mut misses = 0;
     while v.len() < n && misses < 1000 {
-        let kind = k % MALFORMED_KINDS.len();
+        let (kind, round) = (k % MALFORMED_KINDS.len(), k / MALFORMED_KINDS.len());
         k += 1;
-        match malformed(kind, set, codec, &pool, &mut rng) {
+        match malformed(kind, round, set, codec, &pool, &mut rng) {
             Some(mut d) => {
                 d.tag = tags.id(MALFORMED_KINDS[kind]);
                 v.push(d);
@@ -866,7 +879,7 @@ pub fn read_decomp(path: &Path, width: u32) -> Result<Vec<DecompVector>, VectorE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use golden::mpc::reference;
+    use golden::mpc::{reference, DecodeError};
 
     fn example() -> ModelSet {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example");
@@ -1033,9 +1046,26 @@ mod tests {
         .expect("vectors");
         assert_eq!(v.len(), 3000);
         let mut bad = 0;
+        // the symbol each bad code sits at: run length, pair position, overflow
+        let mut at: [std::collections::BTreeSet<usize>; 3] = Default::default();
         for d in &v {
             let name = tags.name(d.tag);
             let r = reference::decompress(&d.bits, d.len as usize, &set);
+            match (name, &r) {
+                ("malformed/bad-run-length", Err(DecodeError::BadRunLength { symbol, .. })) => {
+                    at[0].insert(*symbol);
+                }
+                (
+                    "malformed/bad-pair-position",
+                    Err(DecodeError::BadPairPosition { symbol, .. }),
+                ) => {
+                    at[1].insert(*symbol);
+                }
+                ("malformed/run-overflow", Err(DecodeError::RunOverflow { symbol, .. })) => {
+                    at[2].insert(*symbol);
+                }
+                _ => {}
+            }
             if name.starts_with("malformed/") && !name.starts_with("malformed/garbage") {
                 assert!(r.is_err(), "{name} len {} accepted", d.len);
             }
@@ -1045,6 +1075,10 @@ mod tests {
             bad += r.is_err() as usize;
         }
         assert!(bad >= 800, "{bad} errors");
+        // every decoder check at every symbol it can fire at
+        assert_eq!(at[0], (0..16).collect(), "bad run lengths at");
+        assert_eq!(at[1], (0..16).collect(), "bad pair positions at");
+        assert_eq!(at[2], (2..16).collect(), "overflowing runs at");
         for k in MALFORMED_KINDS {
             let id = tags.id(k);
             assert!(v.iter().any(|x| x.tag == id), "{k}");
