@@ -8,8 +8,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use hdl::ir::comb;
@@ -145,7 +143,7 @@ pub fn decide_all(
     let gold_dirs: Vec<PathBuf> = (0..golds.len())
         .map(|k| dir.join(format!("gold{k}")))
         .collect();
-    parallel(golds.len(), jobs, |k| {
+    crate::work_queue(golds.len(), jobs, |k| {
         let d = &gold_dirs[k];
         std::fs::create_dir_all(d).map_err(io(d))?;
         let view = comb::transparent(module, &golds[k]).map_err(|source| EquivError::Ir {
@@ -156,7 +154,7 @@ pub fn decide_all(
     })
     .into_iter()
     .collect::<Result<Vec<()>, EquivError>>()?;
-    parallel(muts.len(), jobs, |i| {
+    crate::work_queue(muts.len(), jobs, |i| {
         let mu = &muts[i];
         let t0 = Instant::now();
         let done = |verdict| Decision {
@@ -208,33 +206,6 @@ pub fn decide_all(
     })
     .into_iter()
     .collect()
-}
-
-/// `f(0..n)` on `jobs` threads, results in order.
-fn parallel<T: Send>(
-    n: usize,
-    jobs: usize,
-    f: impl Fn(usize) -> Result<T, EquivError> + Sync,
-) -> Vec<Result<T, EquivError>> {
-    let next = AtomicUsize::new(0);
-    let found: Mutex<Vec<(usize, Result<T, EquivError>)>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                let r = f(i);
-                if let Ok(mut v) = found.lock() {
-                    v.push((i, r));
-                }
-            });
-        }
-    });
-    let mut v = found.into_inner().unwrap_or_default();
-    v.sort_by_key(|(i, _)| *i);
-    v.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The input port values of ABC's counterexample (`Input pattern:  pi134=0

@@ -37,6 +37,33 @@ pub mod vcd;
 pub mod vectors;
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// `f(0)`, ..., `f(n - 1)` taken from one queue by `jobs` threads; the
+/// results in order.
+pub(crate) fn work_queue<R: Send>(n: usize, jobs: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let found: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::new());
+    // a panicking job makes the scope panic, so every result arrives
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = f(i);
+                if let Ok(mut v) = found.lock() {
+                    v.push((i, r));
+                }
+            });
+        }
+    });
+    let mut v = found.into_inner().unwrap_or_default();
+    v.sort_by_key(|(i, _)| *i);
+    v.into_iter().map(|(_, r)| r).collect()
+}
 
 /// Which design a run checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

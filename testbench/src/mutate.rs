@@ -15,8 +15,6 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use golden::mpc::MpcCodec;
@@ -61,12 +59,6 @@ pub enum MutateError {
     },
     #[error("the {unit} has {count} single mutations (ids 0..{count}); there is no {id}")]
     NoSuchMutant { unit: Unit, id: usize, count: usize },
-    #[error("{unit}, batch {batch}: mutant `{mutation}` was not run (a runner thread stopped)")]
-    NotRun {
-        unit: Unit,
-        batch: usize,
-        mutation: String,
-    },
     #[error(transparent)]
     Equiv(#[from] EquivError),
     #[error("{path}: {source}")]
@@ -430,8 +422,8 @@ impl Bench<'_> {
             model: Some(&model),
         };
 
-        // outer `None`: not run (yet)
-        let mut results: Vec<Option<Option<Kill>>> = vec![None; muts.len()];
+        // batch after batch, in order
+        let mut kills: Vec<Option<Kill>> = Vec::with_capacity(muts.len());
         let mut build_seconds = 0.0;
         let batch = cfg.batch.max(1);
         let batches: Vec<std::ops::Range<usize>> = (0..muts.len().div_ceil(batch))
@@ -521,38 +513,11 @@ impl Bench<'_> {
                     problem: k.how,
                 });
             }
-            let next = AtomicUsize::new(0);
-            let found: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::new());
-            std::thread::scope(|s| {
-                for _ in 0..cfg.jobs.max(1) {
-                    s.spawn(|| loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= range.len() {
-                            break;
-                        }
-                        let r = check(i + 1);
-                        if let Ok(mut f) = found.lock() {
-                            f.push((range.start + i, r));
-                        }
-                    });
-                }
-            });
-            let found = found.into_inner().unwrap_or_default();
-            for (i, r) in found {
-                results[i] = Some(r?);
+            let found: Vec<Outcome> = crate::work_queue(range.len(), cfg.jobs, |i| check(i + 1));
+            for r in found {
+                kills.push(r?);
             }
         }
-        let kills = results
-            .into_iter()
-            .enumerate()
-            .map(|(i, kill)| {
-                kill.ok_or_else(|| MutateError::NotRun {
-                    unit: cfg.unit,
-                    batch: i / batch,
-                    mutation: muts[i].text.clone(),
-                })
-            })
-            .collect::<Result<Vec<_>, MutateError>>()?;
         Ok(Simulated {
             kills,
             batches: batches.len(),
