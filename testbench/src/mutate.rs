@@ -11,13 +11,17 @@
 //! fails any check (a differing output, a missing or extra output, a
 //! protocol, timing or reset record, a timeout). Select 0 of every batch
 //! must pass: it is the unit as generated.
+//!
+//! Survivors are then decided formally ([`crate::equiv`]): proven
+//! equivalent, or given a counterexample input that runs as a vector
+//! against them (on a new schema build), or reported open with the reason.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use golden::mpc::MpcCodec;
+use golden::mpc::{MpcCodec, BLOCK_BYTES, MAX_BLOCK_BYTES};
 use hdl::ir::mutate::{self, Mutation};
 
 use crate::compare::{self, Expect, Inputs, Shard};
@@ -30,7 +34,6 @@ use crate::sim::{self, CxxOpt, RunFiles, RunOptions, TbSpec};
 use crate::stream_unit::LeBus;
 use crate::vectors::{self, CompVector, DecompVector, GenConfig, Tags};
 use crate::{Simulator, Unit};
-use golden::mpc::{BLOCK_BYTES, MAX_BLOCK_BYTES};
 
 /// Width of the `mutant` select input.
 pub const SELECT_WIDTH: u32 = 16;
