@@ -158,8 +158,10 @@ fn name(d: &Decl) -> String {
 /// The outputs mutation `mu` of `m` can reach, when its equivalence can be
 /// decided on the [`transparent`] view; otherwise why not.
 pub fn data_path_scope(m: &Module, mu: &Mutation) -> Result<Vec<String>, String> {
-    if mu.site == Site::Enable {
-        return Err("it changes a register enable (control)".into());
+    match mu.site {
+        Site::Enable => return Err("it changes a register enable (control)".into()),
+        Site::Reset => return Err("it changes a reset value (sequential)".into()),
+        Site::Value => {}
     }
     let enables: Vec<usize> = m
         .drivers

@@ -46,6 +46,8 @@ pub enum Operator {
     SwapReduce,
     /// A register's enable tied high (loads every cycle).
     EnableHigh,
+    /// A register's reset value inverted (every bit).
+    ResetValue,
 }
 
 impl Operator {
@@ -61,11 +63,12 @@ impl Operator {
             Operator::DropNot => "drop-not",
             Operator::SwapReduce => "swap-reduce",
             Operator::EnableHigh => "enable-high",
+            Operator::ResetValue => "reset-value",
         }
     }
 
     /// Every family, in report order.
-    pub const FAMILIES: [&'static str; 9] = [
+    pub const FAMILIES: [&'static str; 10] = [
         "swap",
         "boundary",
         "drop-term",
@@ -75,6 +78,7 @@ impl Operator {
         "drop-not",
         "swap-reduce",
         "enable-high",
+        "reset-value",
     ];
 }
 
@@ -85,6 +89,8 @@ pub enum Site {
     Value,
     /// A register's enable expression.
     Enable,
+    /// A register's reset value.
+    Reset,
 }
 
 /// One single mutation of a module.
@@ -384,6 +390,22 @@ pub fn enumerate(m: &Module) -> Vec<Mutation> {
                         ),
                     });
                 }
+                if let Some(v) = &m.decls[index].reset {
+                    enables.push(Mutation {
+                        id: 0,
+                        signal: name.clone(),
+                        index,
+                        site: Site::Reset,
+                        path: Vec::new(),
+                        op: Operator::ResetValue,
+                        section: section.clone(),
+                        text: format!(
+                            "{name}: reset value `{}` -> `{}`",
+                            crate::error::brief(&Expr::bits(v.clone())),
+                            crate::error::brief(&Expr::bits(v.not()))
+                        ),
+                    });
+                }
             }
             Driver::Instance { .. } => {}
         }
@@ -481,7 +503,9 @@ fn apply_all(
         }
         let of = |site: Site| -> Vec<(usize, &Mutation)> {
             mine.iter()
-                .filter(|(_, mu)| mu.site == site && mu.op != Operator::EnableHigh)
+                .filter(|(_, mu)| {
+                    mu.site == site && !matches!(mu.op, Operator::EnableHigh | Operator::ResetValue)
+                })
                 .copied()
                 .collect()
         };
@@ -509,7 +533,59 @@ fn apply_all(
                     }
                     None => None,
                 };
-                Driver::Reg { next, enable }
+                let resets: Vec<usize> = mine
+                    .iter()
+                    .filter(|(_, mu)| mu.op == Operator::ResetValue)
+                    .map(|(k, _)| *k)
+                    .collect();
+                match (&m.decls[index].reset, resets.is_empty()) {
+                    (Some(v), false) => {
+                        // the reset moves into the data path: no reset, and
+                        // `rst ? (mutated ? ~v : v) : next` loaded when
+                        // `rst | enable`
+                        let rst = m.reset_signal().ok_or_else(|| IrError::Mutation {
+                            detail: format!(
+                                "register `{}` has a reset value but module `{}` no reset input",
+                                m.decls[index].name, m.name
+                            ),
+                        })?;
+                        let rst = Expr::from(&rst);
+                        let mut value = Expr::bits(v.clone());
+                        for k in resets {
+                            let flipped = Expr::bits(v.not());
+                            value = match select(k) {
+                                None => flipped,
+                                Some(cond) => Expr {
+                                    width: value.width,
+                                    kind: ExprKind::Mux {
+                                        cond: Arc::new(cond),
+                                        then: Arc::new(flipped),
+                                        els: Arc::new(value),
+                                    },
+                                },
+                            };
+                        }
+                        let next = Expr {
+                            width: next.width,
+                            kind: ExprKind::Mux {
+                                cond: Arc::new(rst.clone()),
+                                then: Arc::new(value),
+                                els: Arc::new(next),
+                            },
+                        };
+                        let enable = enable.map(|en| Expr {
+                            width: 1,
+                            kind: ExprKind::Binary {
+                                op: BinOp::Or,
+                                lhs: Arc::new(rst),
+                                rhs: Arc::new(en),
+                            },
+                        });
+                        out.decls[index].reset = None;
+                        Driver::Reg { next, enable }
+                    }
+                    _ => Driver::Reg { next, enable },
+                }
             }
             _ => {
                 return Err(IrError::Mutation {

@@ -1209,6 +1209,23 @@ fn every_operator_family_is_enumerated_with_its_stage() -> R {
         boundary.text, "flag: `s1_sum >= 8'hc8` -> `s1_sum > 8'hc8`",
         "the text shows the node before and after"
     );
+    // the one register with a reset: after a reset the mutant holds ~0
+    let reset = muts
+        .iter()
+        .find(|mu| mu.op.family() == "reset-value")
+        .expect("a reset-value mutation");
+    assert_eq!(reset.signal, "s1_valid");
+    assert_eq!(reset.text, "s1_valid: reset value `1'b0` -> `1'b1`");
+    for (module, after_reset) in [(m.clone(), 0), (crate::mutate::apply(&m, reset)?, 1)] {
+        let mut sim = Sim::new(&module)?;
+        sim.set_u128("rst", 1)?;
+        sim.set_u128("go", 0)?;
+        sim.step();
+        assert_eq!(sim.get_u128("s1_valid")?, after_reset);
+        sim.set_u128("rst", 0)?;
+        sim.step();
+        assert_eq!(sim.get_u128("s1_valid")?, 0, "loads `go` after the reset");
+    }
     Ok(())
 }
 

@@ -15,7 +15,9 @@ use hdl::dpc::{len_width, module_name, packet_width, Unit};
 use crate::rng::Rng;
 use crate::schedule::{Schedule, ScheduleConfig};
 use crate::sim::CxxOpt;
-use crate::stream_unit::{self, io, LeBus, SimRun, StreamError, StreamReport, TbSpec};
+use crate::stream_unit::{
+    self, io, LeBus, SimRun, StreamError, StreamReport, StreamTarget, TbSpec,
+};
 use crate::Simulator;
 
 /// The testbench.
@@ -352,7 +354,6 @@ fn vectors(
     let mut rng = Rng::new(seed);
     let full = p.full_mask();
     let nmasks = full as usize + 1;
-    let bb = p.block_bytes();
     let mut out = Vec::with_capacity(blocks.len());
     let mut classes = std::collections::BTreeSet::new();
     let mut count = |k: String| *seen.entry(k).or_default() += 1;
@@ -369,7 +370,6 @@ fn vectors(
         };
         match unit {
             Unit::Compressor(mode) => {
-                let w = packet_width(p, mode) as usize;
                 let mut bus = LeBus::new();
                 bus.put_bytes(b);
                 if mode != Mode::Plain {
@@ -377,27 +377,23 @@ fn vectors(
                     count(format!("mask{mask:x}"));
                 }
                 // Infallible for a block of the right size and a mask within `full`.
-                let (pk, manipulated) = match mode {
-                    Mode::Plain => (d.encode(b), None),
-                    Mode::Truc => (d.encode_truc(b, mask), None),
-                    Mode::Man => match d.encode_man(b, mask) {
-                        Ok(r) => (Ok(r.packet), Some(r.manipulated)),
-                        Err(e) => (Err(e), None),
-                    },
+                let Ok(expect) = expect_of(p, &d, unit, &bus) else {
+                    continue;
                 };
-                let Ok(pk) = pk else { continue };
                 let coded = d.trace(mode, b, mask).is_ok_and(|t| t.compressed);
                 count(if coded { "coded" } else { "raw" }.into());
-                if manipulated == Some(true) {
+                if matches!(
+                    expect,
+                    Expect::Packet {
+                        manipulated: Some(true),
+                        ..
+                    }
+                ) {
                     count("manipulated".into());
                 }
                 out.push(Vector {
                     bus,
-                    expect: Expect::Packet {
-                        bits: bus_view(&pk.bytes, pk.len, w),
-                        len: pk.len as u64,
-                        manipulated,
-                    },
+                    expect,
                     what: format!(
                         "{} block, mask {mask:#x}, input {}",
                         tb.category,
@@ -471,30 +467,18 @@ fn vectors(
                 let mut bus = LeBus::new();
                 bus.put_left_aligned(&view, w, w);
                 bus.put_uint(len as u64, l);
-                let got = if truc {
-                    d.decode_truc(&view, len).map(|(b, m)| (b, m as u64))
-                } else {
-                    d.decode(&view, len).map(|b| (b, 0))
-                };
                 count(kind.into());
-                let expect = match got {
-                    Ok((block, mask)) => {
-                        count("decoded".into());
-                        Expect::Block {
-                            error: false,
-                            block,
-                            mask,
-                        }
-                    }
-                    Err(_) => {
-                        count("error".into());
-                        Expect::Block {
-                            error: true,
-                            block: vec![0; bb],
-                            mask: 0,
-                        }
-                    }
+                let Ok(expect) = expect_of(p, &d, unit, &bus) else {
+                    continue;
                 };
+                count(
+                    if matches!(expect, Expect::Block { error: true, .. }) {
+                        "error"
+                    } else {
+                        "decoded"
+                    }
+                    .into(),
+                );
                 out.push(Vector {
                     bus,
                     expect,
@@ -609,6 +593,125 @@ fn diff(g: &Expect, w: &Expect) -> String {
     }
 }
 
+/// What the golden model gives `unit` for the vector bus `input` (a
+/// compressor's `Err`: the model refuses the input).
+fn expect_of(p: &DpcParams, d: &Dpc, unit: Unit, input: &LeBus) -> Result<Expect, String> {
+    let bb = p.block_bytes();
+    match unit {
+        Unit::Compressor(mode) => {
+            let w = packet_width(p, mode) as usize;
+            let b = input.bytes(0, bb);
+            let mask = input.uint(8 * bb, p.sectors()) as u32;
+            let (pk, manipulated) = match mode {
+                Mode::Plain => (d.encode(&b), None),
+                Mode::Truc => (d.encode_truc(&b, mask), None),
+                Mode::Man => match d.encode_man(&b, mask) {
+                    Ok(r) => (Ok(r.packet), Some(r.manipulated)),
+                    Err(e) => (Err(e), None),
+                },
+            };
+            let pk = pk.map_err(|e| e.to_string())?;
+            Ok(Expect::Packet {
+                bits: bus_view(&pk.bytes, pk.len, w),
+                len: pk.len as u64,
+                manipulated,
+            })
+        }
+        Unit::Decompressor(mode) => {
+            let w = packet_width(p, mode) as usize;
+            let l = len_width(p, mode) as usize;
+            let view = input.left_aligned(0, w);
+            let len = input.uint(w, l) as usize;
+            let got = if mode == Mode::Truc {
+                d.decode_truc(&view, len).map(|(b, m)| (b, m as u64))
+            } else {
+                d.decode(&view, len).map(|b| (b, 0))
+            };
+            Ok(match got {
+                Ok((block, mask)) => Expect::Block {
+                    error: false,
+                    block,
+                    mask,
+                },
+                Err(_) => Expect::Block {
+                    error: true,
+                    block: vec![0; bb],
+                    mask: 0,
+                },
+            })
+        }
+    }
+}
+
+/// The DUT's data inputs of `unit`, in vector-bus order (least significant
+/// first): name and width.
+pub fn input_ports(p: &DpcParams, unit: Unit) -> Vec<(String, usize)> {
+    match unit {
+        Unit::Compressor(Mode::Plain) => vec![("in_block".to_string(), 8 * p.block_bytes())],
+        Unit::Compressor(_) => vec![
+            ("in_block".to_string(), 8 * p.block_bytes()),
+            ("in_mask".to_string(), p.sectors()),
+        ],
+        Unit::Decompressor(mode) => vec![
+            ("in_bits".to_string(), packet_width(p, mode) as usize),
+            ("in_len".to_string(), len_width(p, mode) as usize),
+        ],
+    }
+}
+
+/// Unit `unit` as a [`StreamTarget`] on `n` vectors (mutation testing).
+pub fn target(
+    p: DpcParams,
+    unit: Unit,
+    n: usize,
+    seed: u64,
+    corpus: Option<&Path>,
+) -> Result<StreamTarget, DpcSimError> {
+    let (module, desc) = hdl::dpc::build_described(&p, unit).map_err(hdl::dpc::GenError::from)?;
+    let ui = Unit::ALL.iter().position(|&u| u == unit).unwrap_or(0) as u64;
+    let tbs = blocks(&p, n, seed ^ (ui + 1).wrapping_mul(0x9e37), corpus)?;
+    let mut seen = BTreeMap::new();
+    let vecs = vectors(&p, unit, &tbs, seed.wrapping_add(77 + ui), &mut seen);
+    let mode = match unit {
+        Unit::Compressor(m) | Unit::Decompressor(m) => m,
+    };
+    let d = Dpc::new(p);
+    Ok(StreamTarget {
+        label: format!("{} ({})", desc.module, config_name(&p)),
+        module,
+        desc,
+        top: "dpc_tb",
+        tb_file: "dpc_tb.sv",
+        tb_source: TB_SOURCE,
+        define: define(unit),
+        params: tb_params(&p, mode),
+        out_width: out_width(&p, unit),
+        inputs: input_ports(&p, unit),
+        vectors: vecs.into_iter().map(|v| v.bus).collect(),
+        coverage: stream_unit::coverage_line(&seen),
+        check: Box::new(move |input, o| {
+            let want = expect_of(&p, &d, unit, input)
+                .map_err(|e| format!("the golden model refuses the input: {e}"))?;
+            let g = got(&p, unit, o);
+            if g == want {
+                Ok(())
+            } else {
+                Err(diff(&g, &want))
+            }
+        }),
+    })
+}
+
+/// The testbench parameters of a unit in `mode`.
+fn tb_params(p: &DpcParams, mode: Mode) -> Vec<(&'static str, u64)> {
+    vec![
+        ("B", 8 * p.block_bytes() as u64),
+        ("P", packet_width(p, mode) as u64),
+        ("L", len_width(p, mode) as u64),
+        ("K", p.sectors() as u64),
+    ]
+}
+
 /// Generate the units and co-simulate every requested unit on every simulator.
 pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
     let p = cfg.params;
@@ -665,12 +768,7 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
             tb_file: "dpc_tb.sv",
             tb_source: TB_SOURCE,
             defines: vec![&def],
-            params: vec![
-                ("B", 8 * p.block_bytes() as u64),
-                ("P", packet_width(&p, mode) as u64),
-                ("L", len_width(&p, mode) as u64),
-                ("K", p.sectors() as u64),
-            ],
+            params: tb_params(&p, mode),
             rtl: &rtl,
             trace: false,
             cxx: CxxOpt::for_vectors(vecs.len()),
@@ -697,6 +795,8 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
                 out_width: out_width(&p, unit),
                 coverage: coverage.clone(),
                 started,
+                timeout: 20_000,
+                plusargs: Vec::new(),
             };
             let report = stream_unit::run_and_check(&r, |idx, o| {
                 let Some(v) = vecs.get(idx) else {

@@ -752,6 +752,7 @@ pub fn locate(
             timeout_cycles: 1000,
             vcd: Some((vcd_path.clone(), 0, None)),
             plusargs: Vec::new(),
+            stages: 0,
         },
         None,
     )?;
@@ -902,6 +903,7 @@ pub fn locate(
                 timeout_cycles: 100_000,
                 vcd: Some((wvcd.clone(), from, Some(to))),
                 plusargs: Vec::new(),
+                stages: 0,
             },
             None,
         )?;

@@ -15,7 +15,9 @@ use golden::magbdi::{MagBdi, Params};
 use crate::rng::Rng;
 use crate::schedule::{Schedule, ScheduleConfig};
 use crate::sim::CxxOpt;
-use crate::stream_unit::{self, io, LeBus, SimRun, StreamError, StreamReport, TbSpec};
+use crate::stream_unit::{
+    self, io, LeBus, SimRun, StreamError, StreamReport, StreamTarget, TbSpec,
+};
 use crate::{Simulator, Unit};
 
 /// The testbench.
@@ -34,6 +36,8 @@ pub enum MagBdiSimError {
     Params(#[from] golden::magbdi::MagBdiError),
     #[error(transparent)]
     Units(#[from] hdl::unit::UnitsError),
+    #[error("mutation testing covers the compressor and the decompressor, not the loopback")]
+    Loopback,
 }
 
 /// One co-simulation run.
@@ -53,7 +57,8 @@ pub struct MagBdiConfig {
 
 /// Test blocks: corner cases (zeros, ones, every value equal to the base,
 /// deltas exactly at and one past each width's limit, on both bases, both
-/// signs), then corpus runs (half of the rest, when a corpus is given), then
+/// signs; every position of the first value the zero base cannot cover, for
+/// every delta width), then corpus runs (half of the rest, when a corpus is given), then
 /// random structured blocks; shuffled.
 pub fn blocks(
     codec: &MagBdi,
@@ -105,7 +110,81 @@ pub fn blocks(
             }
         }
     }
+    // every position j of the first value the zero base cannot cover, for
+    // every delta width: values before j fit the zero base (the one just
+    // before j at its limit), value j is the base (one past the zero
+    // base's limit for even j), the values after j fit the base's delta
+    // field or the zero base, the last of them at the field's limit; then
+    // the same block with one value after j one past it
+    let signed = p.mode == golden::magbdi::DeltaMode::Signed;
+    let top = 1u64 << (8 * k - 1);
+    let mut widths: Vec<u32> = codec.table().sizes.iter().map(|s| s.delta_bits).collect();
+    widths.dedup();
+    for &d in &widths {
+        let lim = if signed {
+            (1u64 << (d - 1)) - 1
+        } else {
+            (1u64 << d) - 1
+        };
+        for j in 0..nv {
+            let base = if j % 2 == 0 {
+                lim + 1
+            } else {
+                (rng.next_u64() | top) & wmask
+            };
+            let mut w: Vec<u64> = (0..nv)
+                .map(|i| match i.cmp(&j) {
+                    std::cmp::Ordering::Less => rng.below(lim + 1),
+                    std::cmp::Ordering::Equal => base,
+                    std::cmp::Ordering::Greater if rng.chance(0.5) => rng.below(lim + 1),
+                    std::cmp::Ordering::Greater => base.wrapping_add(rng.below(lim + 1)) & wmask,
+                })
+                .collect();
+            if j > 0 {
+                w[j - 1] = lim;
+            }
+            if j + 1 < nv {
+                w[nv - 1] = base.wrapping_add(lim) & wmask;
+                corner.push(words(&w));
+                let at = j + 1 + rng.below((nv - j - 1) as u64) as usize;
+                w[at] = base.wrapping_add(lim + 1) & wmask;
+            }
+            corner.push(words(&w));
+        }
+    }
     let mut out: Vec<Vec<u8>> = corner.into_iter().take(n).collect();
+    // two values the zero base cannot cover, at j < k, every value between
+    // them fitting it: the base must come from j, not k (up to half of the
+    // vectors left, pairs drawn at random when they are more)
+    let mut pairs: Vec<(u32, usize, usize)> = widths
+        .iter()
+        .flat_map(|&d| (0..nv).flat_map(move |j| (j + 1..nv).map(move |k| (d, j, k))))
+        .collect();
+    rng.shuffle(&mut pairs);
+    pairs.truncate(n.saturating_sub(out.len()) / 2);
+    for (d, j, k) in pairs {
+        let lim = if signed {
+            (1u64 << (d - 1)) - 1
+        } else {
+            (1u64 << d) - 1
+        };
+        // the top bit set, the next one clear: base + delta does not wrap
+        let base = (rng.next_u64() | top) & !(top >> 1) & wmask;
+        let w: Vec<u64> = (0..nv)
+            .map(|i| {
+                if i == j {
+                    base
+                } else if i == k {
+                    base.wrapping_add(rng.below(lim + 1)) & wmask
+                } else if i < k || rng.chance(0.5) {
+                    rng.below(lim + 1)
+                } else {
+                    base.wrapping_add(rng.below(lim + 1)) & wmask
+                }
+            })
+            .collect();
+        out.push(words(&w));
+    }
     let mut files: Vec<Vec<u8>> = Vec::new();
     if let Some(dir) = corpus {
         for (_, paths) in crate::vectors::corpus_classes(dir)? {
@@ -186,6 +265,165 @@ fn got(unit: Unit, e: u32, bb: usize, o: &LeBus) -> Expect {
     }
 }
 
+/// The input vector buses of `unit` for `blocks` (counting what they cover
+/// in `seen`): the blocks themselves for the compressor and the loopback;
+/// for the decompressor, each block's golden encoding as it is (40 %),
+/// with garbage past its stored size (20 %), with one flipped bit (20 %),
+/// or a random encoding and data (20 %).
+pub fn unit_vectors(
+    codec: &MagBdi,
+    unit: Unit,
+    blocks: &[Vec<u8>],
+    seed: u64,
+    seen: &mut std::collections::BTreeMap<String, usize>,
+) -> Vec<LeBus> {
+    let bb = codec.params().block_bytes;
+    let e = codec.table().encoding_bits();
+    let mut rng = Rng::new(seed.wrapping_add(77));
+    let mut out = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        let mut bus = LeBus::new();
+        match unit {
+            Unit::Compressor | Unit::Loopback => {
+                *seen
+                    .entry(format!("enc{}", codec.encode(b).encoding))
+                    .or_default() += 1;
+                bus.put_bytes(b);
+            }
+            Unit::Decompressor => {
+                let x = codec.encode(b);
+                let mut enc = x.encoding;
+                let mut data = x.data.clone();
+                data.resize(bb, 0);
+                match rng.below(10) {
+                    0..=3 => {}
+                    4..=5 => {
+                        // garbage past the stored size (not fetched)
+                        for v in data.iter_mut().skip(x.data.len()) {
+                            *v = rng.next_u8();
+                        }
+                    }
+                    6..=7 => {
+                        let bit = rng.below(8 * bb as u64) as usize;
+                        data[bit / 8] ^= 1 << (bit % 8);
+                    }
+                    _ => {
+                        enc = rng.below(1 << e) as u32;
+                        rng.fill(&mut data);
+                        if rng.chance(0.5) {
+                            data.iter_mut().skip(bb / 4).for_each(|v| *v = 0);
+                        }
+                    }
+                }
+                let ok = codec.decode(enc, &data).is_ok();
+                *seen
+                    .entry(if ok {
+                        format!("enc{enc}")
+                    } else {
+                        "error".into()
+                    })
+                    .or_default() += 1;
+                bus.put_bytes(&data);
+                bus.put_uint(enc as u64, e as usize);
+            }
+        }
+        out.push(bus);
+    }
+    out
+}
+
+/// The DUT's data inputs of `unit`, in vector-bus order (least significant
+/// first): name and width.
+pub fn input_ports(codec: &MagBdi, unit: Unit) -> Vec<(String, usize)> {
+    let bw = 8 * codec.params().block_bytes;
+    match unit {
+        Unit::Decompressor => vec![
+            ("in_data".to_string(), bw),
+            ("in_enc".to_string(), codec.table().encoding_bits() as usize),
+        ],
+        _ => vec![("in_block".to_string(), bw)],
+    }
+}
+
+/// What the golden model gives `unit` for the vector bus `input`.
+fn expect_of(codec: &MagBdi, unit: Unit, input: &LeBus) -> Expect {
+    let bb = codec.params().block_bytes;
+    let block = input.bytes(0, bb);
+    match unit {
+        Unit::Compressor => {
+            let x = codec.encode(&block);
+            let mut data = x.data;
+            data.resize(bb, 0);
+            Expect::Comp {
+                enc: x.encoding,
+                data,
+            }
+        }
+        Unit::Loopback => Expect::Block {
+            error: false,
+            block,
+        },
+        Unit::Decompressor => {
+            let enc = input.uint(8 * bb, codec.table().encoding_bits() as usize) as u32;
+            match codec.decode(enc, &block) {
+                Ok(block) => Expect::Block {
+                    error: false,
+                    block,
+                },
+                Err(_) => Expect::Block {
+                    error: true,
+                    block: vec![0; bb],
+                },
+            }
+        }
+    }
+}
+
+/// Unit `unit` as a [`StreamTarget`] on `n` vectors (mutation testing).
+pub fn target(
+    params: Params,
+    unit: Unit,
+    n: usize,
+    seed: u64,
+    corpus: Option<&Path>,
+) -> Result<StreamTarget, MagBdiSimError> {
+    let codec = MagBdi::new(params)?;
+    let (module, desc) = match unit {
+        Unit::Compressor => hdl::magbdi::compressor::build_described(codec.table()),
+        Unit::Decompressor => hdl::magbdi::decompressor::build_described(codec.table()),
+        Unit::Loopback => return Err(MagBdiSimError::Loopback),
+    }
+    .map_err(hdl::magbdi::GenError::from)?;
+    let blocks = blocks(&codec, n, seed ^ unit as u64, corpus)?;
+    let mut seen = std::collections::BTreeMap::new();
+    let vectors = unit_vectors(&codec, unit, &blocks, seed, &mut seen);
+    let e = codec.table().encoding_bits();
+    let bb = params.block_bytes;
+    Ok(StreamTarget {
+        label: format!("{} ({})", desc.module, hdl::magbdi::config_name(&params)),
+        module,
+        desc,
+        top: "bdi_tb",
+        tb_file: "bdi_tb.sv",
+        tb_source: TB_SOURCE,
+        define: unit.define().to_string(),
+        params: vec![("E", e as u64), ("B", 8 * bb as u64)],
+        out_width: out_width(unit, e, bb),
+        inputs: input_ports(&codec, unit),
+        vectors,
+        coverage: stream_unit::coverage_line(&seen),
+        check: Box::new(move |input, o| {
+            let want = expect_of(&codec, unit, input);
+            let g = got(unit, e, bb, o);
+            if g == want {
+                Ok(())
+            } else {
+                Err(format!("got {g:02x?}, golden {want:02x?}"))
+            }
+        }),
+    })
+}
+
 /// Generate the units and co-simulate every requested unit on every simulator.
 pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
     let codec = MagBdi::new(cfg.params)?;
@@ -224,84 +462,10 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
             cfg.seed ^ unit as u64,
             cfg.corpus.as_deref(),
         )?;
-        let mut vec_text = String::new();
-        let mut expect = Vec::with_capacity(blocks.len());
-        let mut rng = Rng::new(cfg.seed.wrapping_add(77));
         let mut seen = std::collections::BTreeMap::<String, usize>::new();
-        for b in &blocks {
-            let mut bus = LeBus::new();
-            match unit {
-                Unit::Compressor => {
-                    let x = codec.encode(b);
-                    let mut data = x.data.clone();
-                    data.resize(bb, 0);
-                    *seen.entry(format!("enc{}", x.encoding)).or_default() += 1;
-                    bus.put_bytes(b);
-                    expect.push(Expect::Comp {
-                        enc: x.encoding,
-                        data,
-                    });
-                }
-                Unit::Loopback => {
-                    *seen
-                        .entry(format!("enc{}", codec.encode(b).encoding))
-                        .or_default() += 1;
-                    bus.put_bytes(b);
-                    expect.push(Expect::Block {
-                        error: false,
-                        block: b.clone(),
-                    });
-                }
-                Unit::Decompressor => {
-                    let x = codec.encode(b);
-                    let mut enc = x.encoding;
-                    let mut data = x.data.clone();
-                    data.resize(bb, 0);
-                    match rng.below(10) {
-                        0..=3 => {}
-                        4..=5 => {
-                            // garbage past the stored size (not fetched)
-                            for v in data.iter_mut().skip(x.data.len()) {
-                                *v = rng.next_u8();
-                            }
-                        }
-                        6..=7 => {
-                            let bit = rng.below(8 * bb as u64) as usize;
-                            data[bit / 8] ^= 1 << (bit % 8);
-                        }
-                        _ => {
-                            enc = rng.below(1 << e) as u32;
-                            rng.fill(&mut data);
-                            if rng.chance(0.5) {
-                                data.iter_mut().skip(bb / 4).for_each(|v| *v = 0);
-                            }
-                        }
-                    }
-                    let r = codec.decode(enc, &data);
-                    *seen
-                        .entry(if r.is_ok() {
-                            format!("enc{enc}")
-                        } else {
-                            "error".into()
-                        })
-                        .or_default() += 1;
-                    bus.put_bytes(&data);
-                    bus.put_uint(enc as u64, e as usize);
-                    expect.push(match r {
-                        Ok(block) => Expect::Block {
-                            error: false,
-                            block,
-                        },
-                        Err(_) => Expect::Block {
-                            error: true,
-                            block: vec![0; bb],
-                        },
-                    });
-                }
-            }
-            vec_text.push_str(&bus.hex());
-            vec_text.push('\n');
-        }
+        let buses = unit_vectors(&codec, unit, &blocks, cfg.seed, &mut seen);
+        let expect: Vec<Expect> = buses.iter().map(|b| expect_of(&codec, unit, b)).collect();
+        let vec_text: String = buses.iter().map(|b| b.hex() + "\n").collect();
         let coverage = stream_unit::coverage_line(&seen);
         let stages = match unit {
             Unit::Loopback => comp_latency + decomp_latency,
@@ -355,6 +519,8 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
                 out_width: out_width(unit, e, bb),
                 coverage: coverage.clone(),
                 started,
+                timeout: 20_000,
+                plusargs: Vec::new(),
             };
             let report = stream_unit::run_and_check(&r, |idx, o| {
                 let g = got(unit, e, bb, o);

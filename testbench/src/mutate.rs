@@ -22,16 +22,18 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use golden::mpc::{MpcCodec, BLOCK_BYTES, MAX_BLOCK_BYTES};
-use hdl::ir::mutate::{self, Mutation};
+use hdl::ir::mutate::{self, Mutation, Site};
+use hdl::unit::UnitDescription;
 
-use crate::compare::{self, Expect, Inputs, Shard};
+use crate::compare::{self, Expect, Shard};
 use crate::equiv::{self, EquivError, Verdict};
+use crate::output::Protocol;
 use crate::rng::Rng;
 use crate::rtl::{self, Params};
 use crate::run::{RunError, UnitVectors};
 use crate::schedule::{self, Schedule, ScheduleConfig};
 use crate::sim::{self, CxxOpt, RunFiles, RunOptions, TbSpec};
-use crate::stream_unit::LeBus;
+use crate::stream_unit::{self, LeBus, SimRun, StreamTarget};
 use crate::vectors::{self, CompVector, DecompVector, GenConfig, Tags};
 use crate::{Simulator, Unit};
 
@@ -46,7 +48,7 @@ pub enum MutateError {
     Run(#[from] RunError),
     #[error("building the {unit} in the IR: {source}")]
     Ir {
-        unit: Unit,
+        unit: String,
         #[source]
         source: hdl::ir::IrError,
     },
@@ -56,12 +58,22 @@ pub enum MutateError {
         "the {unit} schema of batch {batch} fails with no mutant selected (select 0): {problem}"
     )]
     Baseline {
-        unit: Unit,
+        unit: String,
         batch: usize,
         problem: String,
     },
     #[error("the {unit} has {count} single mutations (ids 0..{count}); there is no {id}")]
-    NoSuchMutant { unit: Unit, id: usize, count: usize },
+    NoSuchMutant {
+        unit: String,
+        id: usize,
+        count: usize,
+    },
+    #[error(transparent)]
+    MagBdi(#[from] crate::magbdi::MagBdiSimError),
+    #[error(transparent)]
+    Dpc(#[from] crate::dpc::DpcSimError),
+    #[error(transparent)]
+    Stream(#[from] crate::stream_unit::StreamError),
     #[error(transparent)]
     Equiv(#[from] EquivError),
     #[error("{path}: {source}")]
@@ -79,13 +91,49 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MutateError + '_ {
     }
 }
 
+/// The unit under test.
+#[derive(Clone, Debug)]
+pub enum Design {
+    /// The MPC compressor or decompressor of a model set.
+    Mpc { model: PathBuf, unit: Unit },
+    /// The MAG-aware BDI compressor or decompressor.
+    MagBdi {
+        params: golden::magbdi::Params,
+        unit: Unit,
+    },
+    /// One of the five DPC units.
+    Dpc {
+        params: golden::dpc::DpcParams,
+        unit: hdl::dpc::Unit,
+    },
+}
+
+impl Design {
+    /// The work directory's name under the build root (the model set, the
+    /// BDI or DPC configuration), as `cosim` names it.
+    pub fn config_dir(&self) -> Result<String, MutateError> {
+        Ok(match self {
+            Design::Mpc { model, .. } => rtl::load_set(model).map_err(RunError::from)?.name,
+            Design::MagBdi { params, .. } => hdl::magbdi::config_name(params),
+            Design::Dpc { params, .. } => crate::dpc::config_name(params),
+        })
+    }
+
+    /// The unit's short name (`compressor`, `dpc_truc_decompressor`).
+    pub fn unit_name(&self) -> &'static str {
+        match self {
+            Design::Mpc { unit, .. } | Design::MagBdi { unit, .. } => unit.name(),
+            Design::Dpc { unit, .. } => hdl::dpc::module_name(*unit),
+        }
+    }
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct MutateConfig {
-    pub model: PathBuf,
+    pub design: Design,
     pub build: PathBuf,
     pub sim: Simulator,
-    pub unit: Unit,
     /// Vectors per mutant run.
     pub blocks: usize,
     pub seed: u64,
@@ -117,6 +165,27 @@ pub struct Kill {
     pub vectors: Option<u64>,
     /// The first failed check.
     pub how: String,
+    /// The first handshake rule the testbench saw broken, if any.
+    pub rule: Option<Protocol>,
+    /// The killing vector's input port values (bits least significant
+    /// first), when a differing output killed it.
+    pub input: Option<BTreeMap<String, Vec<bool>>>,
+}
+
+/// Where a kill points a user: what a mutation-free unit would have shown
+/// differently first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Located {
+    /// A handshake rule of the testbench (tb/stream_driver.svh), in a cycle.
+    Rule(Protocol),
+    /// The first pipeline stage whose registers (or, after the last stage,
+    /// outputs) differ from the unit as generated when the killing vector
+    /// flows through alone, and the first such signal (IR evaluation).
+    Stage { stage: usize, signal: String },
+    /// Neither: the vector alone flows through unchanged (the fault needs
+    /// a stall, a reset or another vector), or the kill was not by a
+    /// differing output.
+    Nowhere(String),
 }
 
 /// One mutant's result.
@@ -128,6 +197,35 @@ pub struct MutantResult {
     /// For a survivor, what the formal check and its counterexample did
     /// (`None`: not checked).
     pub closure: Option<Closure>,
+    /// For a kill (in simulation or by a counterexample), where it points.
+    pub located: Option<Located>,
+}
+
+/// The pipeline stage a section title names (`stage 2: ...`).
+pub fn stage_number(section: &str) -> Option<usize> {
+    section
+        .strip_prefix("stage ")?
+        .split(':')
+        .next()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+impl MutantResult {
+    /// Whether the kill points at the mutated stage: a data-path mutant's
+    /// first differing stage is its own; a control mutant (of the pipeline
+    /// control, or of a register's enable or reset value) broke a named
+    /// handshake rule.
+    pub fn located_at_its_stage(&self) -> bool {
+        let own = self.mutation.section.as_deref().and_then(stage_number);
+        let control = own.is_none() || self.mutation.site != Site::Value;
+        match (&self.located, own) {
+            (Some(Located::Stage { stage, .. }), Some(s)) => *stage == s,
+            (Some(Located::Rule(_)), _) => control,
+            _ => false,
+        }
+    }
 }
 
 /// How a survivor of the simulation was closed, or why it was not.
@@ -163,7 +261,8 @@ type Outcome = Result<Option<Kill>, MutateError>;
 /// The result of one unit.
 #[derive(Clone, Debug)]
 pub struct MutateReport {
-    pub unit: Unit,
+    /// The unit and its model set or configuration.
+    pub unit: String,
     pub sim: Simulator,
     /// Single mutations of the unit.
     pub enumerated: usize,
@@ -234,31 +333,40 @@ impl MutateReport {
                 self.open().count()
             );
         }
+        #[derive(Default)]
+        struct Row {
+            mutants: usize,
+            killed: usize,
+            cex: usize,
+            equivalent: usize,
+            located: usize,
+            to_kill: Vec<u64>,
+        }
         let table = |s: &mut String, title: &str, key: &dyn Fn(&MutantResult) -> String| {
-            // mutants, killed in simulation, closed afterwards, vectors to kill
-            let mut rows: BTreeMap<String, (usize, usize, usize, usize, Vec<u64>)> =
-                BTreeMap::new();
+            let mut rows: BTreeMap<String, Row> = BTreeMap::new();
             for r in &self.results {
                 let e = rows.entry(key(r)).or_default();
-                e.0 += 1;
+                e.mutants += 1;
                 if let Some(k) = &r.kill {
-                    e.1 += 1;
+                    e.killed += 1;
                     if let Some(v) = k.vectors {
-                        e.4.push(v);
+                        e.to_kill.push(v);
                     }
                 }
                 match &r.closure {
-                    Some(Closure::CounterexampleKilled(_)) => e.2 += 1,
-                    Some(Closure::Equivalent) => e.3 += 1,
+                    Some(Closure::CounterexampleKilled(_)) => e.cex += 1,
+                    Some(Closure::Equivalent) => e.equivalent += 1,
                     _ => {}
                 }
+                e.located += usize::from(r.located_at_its_stage());
             }
             let _ = writeln!(
                 s,
-                "| {title} | mutants | killed | killed by counterexample | equivalent | open | vectors to kill (median / max) |\n|---|---|---|---|---|---|---|"
+                "| {title} | mutants | killed | killed by counterexample | equivalent | open | kills located at the mutated stage | vectors to kill (median / max) |\n|---|---|---|---|---|---|---|---|"
             );
-            for (k, (n, killed, cex, eq, mut v)) in rows {
-                v.sort_unstable();
+            for (k, mut e) in rows {
+                e.to_kill.sort_unstable();
+                let v = &e.to_kill;
                 let vk = if v.is_empty() {
                     "-".to_string()
                 } else {
@@ -266,14 +374,57 @@ impl MutateReport {
                 };
                 let _ = writeln!(
                     s,
-                    "| {k} | {n} | {killed} | {cex} | {eq} | {} | {vk} |",
-                    n - killed - cex - eq
+                    "| {k} | {} | {} | {} | {} | {} | {} of {} | {vk} |",
+                    e.mutants,
+                    e.killed,
+                    e.cex,
+                    e.equivalent,
+                    e.mutants - e.killed - e.cex - e.equivalent,
+                    e.located,
+                    e.killed + e.cex
                 );
             }
             s.push('\n');
         };
         table(&mut s, "stage", &|r| stage_of(&r.mutation).to_string());
         table(&mut s, "operator", &|r| r.mutation.op.family().to_string());
+        // kills that do not point at their stage
+        let astray: Vec<&MutantResult> = self
+            .results
+            .iter()
+            .filter(|r| r.located.is_some() && !r.located_at_its_stage())
+            .collect();
+        if !astray.is_empty() {
+            let _ = writeln!(
+                s,
+                "Kills not located at the mutated stage ({}):\n",
+                astray.len()
+            );
+            for r in astray {
+                let at = match &r.located {
+                    Some(Located::Rule(p)) => format!(
+                        "handshake rule {} in cycle {}: {}",
+                        p.code,
+                        p.cycle,
+                        p.describe()
+                    ),
+                    Some(Located::Stage { stage, signal }) => {
+                        format!("stage {stage} (first differing signal `{signal}`)")
+                    }
+                    Some(Located::Nowhere(why)) => format!("nowhere: {why}"),
+                    None => String::new(),
+                };
+                let _ = writeln!(
+                    s,
+                    "- #{} {} [{}] {} — {at}",
+                    r.mutation.id,
+                    r.mutation.op.family(),
+                    stage_of(&r.mutation),
+                    r.mutation.text
+                );
+            }
+            s.push('\n');
+        }
         if survivors.is_empty() {
             s.push_str("No survivors.\n");
         } else {
@@ -356,18 +507,74 @@ impl UnitVectors {
             }
         }
     }
+
+    /// The input port values of vector `i` (bits least significant first).
+    fn ports(&self, i: usize, max_bits: u32) -> BTreeMap<String, Vec<bool>> {
+        let mut out = BTreeMap::new();
+        match self {
+            UnitVectors::Comp(v) => {
+                let mut b = LeBus::new();
+                if let Some(x) = v.get(i) {
+                    b.put_bytes(&x.block);
+                }
+                out.insert("in_block".to_string(), bits_of(&b, 0, BLOCK_BYTES * 8));
+            }
+            UnitVectors::Decomp(v) => {
+                let w = max_bits as usize;
+                let mut b = LeBus::new();
+                if let Some(x) = v.get(i) {
+                    b.put_left_aligned(&x.bits, w, w);
+                    b.put_uint(u64::from(x.len), vectors::LEN_WIDTH as usize);
+                }
+                out.insert("in_bits".to_string(), bits_of(&b, 0, w));
+                out.insert(
+                    "in_len".to_string(),
+                    bits_of(&b, w, vectors::LEN_WIDTH as usize),
+                );
+            }
+        }
+        out
+    }
+}
+
+/// `w` bits of `b` from `lo`, least significant first.
+fn bits_of(b: &LeBus, lo: usize, w: usize) -> Vec<bool> {
+    (lo..lo + w).map(|i| b.bit(i)).collect()
+}
+
+/// The vectors of one run.
+enum Vecs {
+    Mpc { vectors: UnitVectors, tags: Tags },
+    Stream(Vec<LeBus>),
+}
+
+impl Vecs {
+    fn len(&self) -> usize {
+        match self {
+            Vecs::Mpc { vectors, .. } => vectors.len(),
+            Vecs::Stream(v) => v.len(),
+        }
+    }
+}
+
+/// How the unit under test runs.
+enum Kind<'a> {
+    Mpc {
+        unit: Unit,
+        codec: Box<MpcCodec>,
+        params: Params,
+    },
+    Stream(&'a StreamTarget),
 }
 
 /// What one unit's mutants run on.
 struct Bench<'a> {
     cfg: &'a MutateConfig,
     module: &'a hdl::ir::Module,
-    /// The unit's Verilog file name.
-    file: String,
-    stages: usize,
-    codec: &'a MpcCodec,
-    params: &'a Params,
-    set_name: &'a str,
+    desc: &'a UnitDescription,
+    /// The unit and its model set or configuration.
+    label: String,
+    kind: Kind<'a>,
 }
 
 /// Kills (`None`: survived) of a list of mutants on one set of vectors.
@@ -378,33 +585,92 @@ struct Simulated {
 }
 
 impl Bench<'_> {
-    /// Run `muts` on `vectors` (with one random schedule of stalls,
+    fn ir_err(&self) -> impl Fn(hdl::ir::IrError) -> MutateError + '_ {
+        move |source| MutateError::Ir {
+            unit: self.label.clone(),
+            source,
+        }
+    }
+
+    /// The input port values of vector `i`.
+    fn ports(&self, vecs: &Vecs, i: usize) -> BTreeMap<String, Vec<bool>> {
+        match (vecs, &self.kind) {
+            (Vecs::Mpc { vectors, .. }, Kind::Mpc { params, .. }) => {
+                vectors.ports(i, params.max_bits)
+            }
+            (Vecs::Stream(v), Kind::Stream(t)) => {
+                let mut out = BTreeMap::new();
+                let mut lo = 0;
+                for (name, w) in &t.inputs {
+                    let bits = v.get(i).map(|b| bits_of(b, lo, *w)).unwrap_or_default();
+                    out.insert(name.clone(), bits);
+                    lo += w;
+                }
+                out
+            }
+            _ => BTreeMap::new(),
+        }
+    }
+
+    /// No vectors yet, of this bench's kind.
+    fn no_vectors(&self) -> Vecs {
+        match &self.kind {
+            Kind::Mpc { unit, .. } => {
+                let vectors = match unit {
+                    Unit::Compressor => UnitVectors::Comp(Vec::new()),
+                    _ => UnitVectors::Decomp(Vec::new()),
+                };
+                Vecs::Mpc {
+                    vectors,
+                    tags: Tags::new(),
+                }
+            }
+            Kind::Stream(_) => Vecs::Stream(Vec::new()),
+        }
+    }
+
+    /// Append a counterexample's port values as a vector.
+    fn push(&self, vecs: &mut Vecs, ports: &BTreeMap<String, Vec<bool>>) {
+        match (vecs, &self.kind) {
+            (Vecs::Mpc { vectors, tags }, Kind::Mpc { params, .. }) => {
+                let tag = tags.id("counterexample");
+                vectors.push(ports, params.max_bits, tag);
+            }
+            (Vecs::Stream(v), Kind::Stream(t)) => v.push(t.bus_of(ports)),
+            _ => {}
+        }
+    }
+
+    /// Run `muts` on `vecs` (with one random schedule of stalls,
     /// backpressure and resets), in schema batches under `root`.
     fn simulate(
         &self,
         muts: &[Mutation],
-        vectors: &UnitVectors,
-        tags: &Tags,
+        vecs: &Vecs,
         root: &Path,
     ) -> Result<Simulated, MutateError> {
         let cfg = self.cfg;
-        let params = self.params;
         let vec_path = root.join("vectors.hex");
-        let (inputs, expected): (Inputs<'_>, Vec<Expect>) = match vectors {
-            UnitVectors::Comp(v) => {
-                vectors::write_comp(&vec_path, v).map_err(RunError::from)?;
-                (Inputs::Comp(v), compare::expect_compressor(self.codec, v))
+        let expected: Vec<Expect> = match (vecs, &self.kind) {
+            (Vecs::Mpc { vectors, .. }, Kind::Mpc { codec, params, .. }) => match vectors {
+                UnitVectors::Comp(v) => {
+                    vectors::write_comp(&vec_path, v).map_err(RunError::from)?;
+                    compare::expect_compressor(codec, v)
+                }
+                UnitVectors::Decomp(v) => {
+                    vectors::write_decomp(&vec_path, v, params.max_bits).map_err(RunError::from)?;
+                    compare::expect_decompressor(codec, v)
+                }
+            },
+            (Vecs::Stream(v), Kind::Stream(_)) => {
+                let text: String = v.iter().map(|b| b.hex() + "\n").collect();
+                std::fs::write(&vec_path, text).map_err(io(&vec_path))?;
+                Vec::new()
             }
-            UnitVectors::Decomp(v) => {
-                vectors::write_decomp(&vec_path, v, params.max_bits).map_err(RunError::from)?;
-                (
-                    Inputs::Decomp(v),
-                    compare::expect_decompressor(self.codec, v),
-                )
-            }
+            _ => Vec::new(),
         };
-        let n = expected.len();
-        let stages = self.stages;
+        let n = vecs.len();
+        let stages = self.desc.latency;
         let sched = Schedule::generate(
             &ScheduleConfig {
                 stall: cfg.stall,
@@ -417,13 +683,6 @@ impl Bench<'_> {
         let sched_path = root.join("schedule.hex");
         sched.write(&sched_path).map_err(RunError::from)?;
         let model = schedule::model_run(&sched, stages, n as u64, u64::MAX / 2);
-        let shard = Shard {
-            index: 0,
-            offset: 0,
-            inputs,
-            expected: &expected,
-            model: Some(&model),
-        };
 
         // batch after batch, in order
         let mut kills: Vec<Option<Kill>> = Vec::with_capacity(muts.len());
@@ -434,84 +693,170 @@ impl Bench<'_> {
             .collect();
         let header = vec![
             format!(
-                "Mutation schema of the {} of model set {} (mpcgen testbench {}): not a design file.",
-                cfg.unit,
-                self.set_name,
+                "Mutation schema of {} (mpcgen testbench {}): not a design file.",
+                self.label,
                 env!("CARGO_PKG_VERSION")
             ),
             "Input `mutant` selects one single mutation (0: the unit as generated).".to_string(),
         ];
-        let ir_err = |source| MutateError::Ir {
-            unit: cfg.unit,
-            source,
-        };
+        // a pipeline of at most a few stages: a mutant that stops delivering
+        // is given up on soon
+        let timeout = 64 * stages as u64 + 256;
         for (bi, range) in batches.iter().enumerate() {
             let dir = root.join(format!("batch{bi}"));
             std::fs::create_dir_all(&dir).map_err(io(&dir))?;
             let schema = mutate::schema(self.module, &muts[range.clone()], "mutant", SELECT_WIDTH)
-                .map_err(ir_err)?;
-            let text = schema.emit(&header).map_err(ir_err)?;
-            let vfile = dir.join(&self.file);
+                .map_err(self.ir_err())?;
+            let text = schema.emit(&header).map_err(self.ir_err())?;
+            let vfile = dir.join(format!("{}.v", self.desc.module));
             std::fs::write(&vfile, text).map_err(io(&vfile))?;
             let rtl_files = vec![vfile];
-            let spec = TbSpec {
-                top: "mpc_tb",
-                tb_file: sim::TB_FILE,
-                tb_source: sim::TB_SOURCE,
-                defines: vec![cfg.unit.define(), "MUTANTS"],
-                params: vec![
-                    ("H", u64::from(params.header_bits)),
-                    ("W", u64::from(params.max_bits)),
-                ],
-                rtl: &rtl_files,
-                trace: false,
-                // one build serves every run of the batch
-                cxx: CxxOpt::for_vectors(n * range.len()),
+            // one build serves every run of the batch
+            let cxx = CxxOpt::for_vectors(n * range.len());
+            let spec = match &self.kind {
+                Kind::Mpc { unit, params, .. } => TbSpec {
+                    top: "mpc_tb",
+                    tb_file: sim::TB_FILE,
+                    tb_source: sim::TB_SOURCE,
+                    defines: vec![unit.define(), "MUTANTS"],
+                    params: vec![
+                        ("H", u64::from(params.header_bits)),
+                        ("W", u64::from(params.max_bits)),
+                    ],
+                    rtl: &rtl_files,
+                    trace: false,
+                    cxx,
+                },
+                Kind::Stream(t) => TbSpec {
+                    top: t.top,
+                    tb_file: t.tb_file,
+                    tb_source: t.tb_source,
+                    defines: vec![&t.define, "MUTANTS"],
+                    params: t.params.clone(),
+                    rtl: &rtl_files,
+                    trace: false,
+                    cxx,
+                },
             };
             let b = sim::build_tb(cfg.sim, &spec, &dir.join(format!("sim-{}", cfg.sim.name())))
                 .map_err(RunError::from)?;
             build_seconds += b.seconds;
-            // select 0 first: the schema must be the unit as generated
             let check = |k: usize| -> Result<Option<Kill>, MutateError> {
                 let rdir = dir.join(format!("run{k}"));
                 std::fs::create_dir_all(&rdir).map_err(io(&rdir))?;
-                let files = RunFiles {
-                    dir: rdir.clone(),
-                    vectors: vec_path.clone(),
-                    schedule: sched_path.clone(),
-                    out: rdir.join("out.txt"),
+                let kill = match (vecs, &self.kind) {
+                    (Vecs::Mpc { vectors, tags }, Kind::Mpc { unit, params, .. }) => {
+                        let files = RunFiles {
+                            dir: rdir.clone(),
+                            vectors: vec_path.clone(),
+                            schedule: sched_path.clone(),
+                            out: rdir.join("out.txt"),
+                        };
+                        let opt = RunOptions {
+                            timeout_cycles: timeout,
+                            vcd: None,
+                            plusargs: vec![format!("+mutant={k}")],
+                            stages,
+                        };
+                        let res = sim::run(&b, &files, n, &opt, None);
+                        let mut out =
+                            crate::output::read(&files.out, *unit, params).unwrap_or_default();
+                        if let Err(e) = res {
+                            out.errors.push(e.to_string());
+                        }
+                        let shard = Shard {
+                            index: 0,
+                            offset: 0,
+                            inputs: vectors.inputs(0..n),
+                            expected: &expected,
+                            model: Some(&model),
+                        };
+                        let v = compare::compare(&shard, &out, tags, stages);
+                        if v.ok() {
+                            None
+                        } else {
+                            let first = v.mismatches.first();
+                            let how = match (v.problems.first(), first) {
+                                (_, Some(m)) => format!("vector {}: {}", m.idx, m.what),
+                                (Some(p), None) => p.clone(),
+                                (None, None) => "failed".to_string(),
+                            };
+                            Some(Kill {
+                                vectors: first.map(|m| m.idx + 1),
+                                how,
+                                rule: out.protocol.first().copied(),
+                                input: first.map(|m| self.ports(vecs, m.idx as usize)),
+                            })
+                        }
+                    }
+                    (Vecs::Stream(v), Kind::Stream(t)) => {
+                        let r = SimRun {
+                            sim: cfg.sim,
+                            unit: &t.desc.module,
+                            cmd: b.command_line(),
+                            cached: b.cached,
+                            dir: &rdir,
+                            vectors: &vec_path,
+                            schedule_path: &sched_path,
+                            schedule: &sched,
+                            stages,
+                            n,
+                            out_width: t.out_width,
+                            coverage: String::new(),
+                            started: Instant::now(),
+                            timeout,
+                            plusargs: vec![format!("+mutant={k}")],
+                        };
+                        // a run that cannot finish is a kill too
+                        let report =
+                            match stream_unit::run_and_check(&r, |idx, o| match v.get(idx) {
+                                Some(input) => {
+                                    (t.check)(input, o).map_err(|e| format!("vector {idx}: {e}"))
+                                }
+                                None => Err(format!("output index {idx} out of range")),
+                            }) {
+                                Ok(rep) => rep,
+                                Err(e) => {
+                                    let _ = std::fs::remove_dir_all(&rdir);
+                                    return Ok(Some(Kill {
+                                        vectors: None,
+                                        how: e.to_string(),
+                                        rule: None,
+                                        input: None,
+                                    }));
+                                }
+                            };
+                        if report.ok() {
+                            None
+                        } else {
+                            let first = report.first_mismatch;
+                            let how = first
+                                .and_then(|i| {
+                                    report
+                                        .problems
+                                        .iter()
+                                        .find(|p| p.starts_with(&format!("vector {i}:")))
+                                })
+                                .or(report.problems.first())
+                                .cloned()
+                                .unwrap_or_else(|| "failed".to_string());
+                            Some(Kill {
+                                vectors: first.map(|i| i as u64 + 1),
+                                how,
+                                rule: report.protocol.first().copied(),
+                                input: first.map(|i| self.ports(vecs, i)),
+                            })
+                        }
+                    }
+                    _ => None,
                 };
-                let opt = RunOptions {
-                    // a pipeline of at most a few stages: a mutant that stops
-                    // delivering is given up on soon
-                    timeout_cycles: 64 * stages as u64 + 256,
-                    vcd: None,
-                    plusargs: vec![format!("+mutant={k}")],
-                };
-                let res = sim::run(&b, &files, n, &opt, None);
-                let mut out = crate::output::read(&files.out, cfg.unit, params).unwrap_or_default();
-                if let Err(e) = res {
-                    out.errors.push(e.to_string());
-                }
-                let v = compare::compare(&shard, &out, tags, stages);
                 let _ = std::fs::remove_dir_all(&rdir);
-                if v.ok() {
-                    return Ok(None);
-                }
-                let first_mismatch = v.mismatches.first();
-                let how = match (v.problems.first(), first_mismatch) {
-                    (_, Some(m)) => format!("vector {}: {}", m.idx, m.what),
-                    (Some(p), None) => p.clone(),
-                    (None, None) => "failed".to_string(),
-                };
-                Ok(Some(Kill {
-                    vectors: first_mismatch.map(|m| m.idx + 1),
-                    how,
-                }))
+                Ok(kill)
             };
+            // select 0 first: the schema must be the unit as generated
             if let Some(k) = check(0)? {
                 return Err(MutateError::Baseline {
-                    unit: cfg.unit,
+                    unit: self.label.clone(),
                     batch: bi,
                     problem: k.how,
                 });
@@ -527,27 +872,180 @@ impl Bench<'_> {
             build_seconds,
         })
     }
+
+    /// Where a kill points ([`Located`]).
+    fn locate(&self, mu: &Mutation, kill: &Kill) -> Located {
+        if let Some(p) = kill.rule {
+            return Located::Rule(p);
+        }
+        let Some(ports) = &kill.input else {
+            return Located::Nowhere(kill.how.clone());
+        };
+        match first_difference(self.module, mu, self.desc, ports) {
+            Ok(l) => l,
+            Err(e) => Located::Nowhere(format!("IR evaluation: {e}")),
+        }
+    }
+}
+
+/// Let the vector `ports` flow alone through the unit as generated and
+/// through the mutant (IR evaluation: reset, one input, then one edge per
+/// stage with `out_ready` high): the first stage whose registers differ
+/// after its edge, or the outputs after the last.
+pub fn first_difference(
+    m: &hdl::ir::Module,
+    mu: &Mutation,
+    desc: &UnitDescription,
+    ports: &BTreeMap<String, Vec<bool>>,
+) -> Result<Located, hdl::ir::IrError> {
+    use hdl::ir::{Bits, Sim};
+    let mutant = mutate::apply(m, mu)?;
+    let bits = |v: &[bool], width: u32| -> Result<Bits, hdl::ir::IrError> {
+        let mut words = vec![0u64; (width as usize).div_ceil(64)];
+        for (i, &b) in v.iter().enumerate().take(width as usize) {
+            if b {
+                words[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Bits::from_words(&words, width)
+    };
+    let mut sims = [Sim::new(m)?, Sim::new(&mutant)?];
+    for sim in &mut sims {
+        sim.set_u128("rst", 1)?;
+        sim.set_u128("in_valid", 0)?;
+        sim.set_u128("out_ready", 1)?;
+        sim.step();
+        sim.set_u128("rst", 0)?;
+        for p in &desc.ports {
+            if let Some(v) = ports.get(&p.name) {
+                sim.set(&p.name, &bits(v, p.width)?)?;
+            }
+        }
+        sim.set_u128("in_valid", 1)?;
+    }
+    for st in &desc.stages {
+        for sim in &mut sims {
+            sim.step();
+            sim.set_u128("in_valid", 0)?;
+        }
+        let names = std::iter::once(format!("s{}_valid", st.stage)).chain(st.registers.clone());
+        for name in names {
+            let [a, b] = &mut sims;
+            if a.get(&name)? != b.get(&name)? {
+                return Ok(Located::Stage {
+                    stage: st.stage,
+                    signal: name,
+                });
+            }
+        }
+    }
+    for p in &desc.ports {
+        if p.dir == hdl::unit::Direction::Output {
+            let [a, b] = &mut sims;
+            if a.get(&p.name)? != b.get(&p.name)? {
+                return Ok(Located::Stage {
+                    stage: desc.latency,
+                    signal: p.name.clone(),
+                });
+            }
+        }
+    }
+    Ok(Located::Nowhere(
+        "the vector alone flows through unchanged".to_string(),
+    ))
 }
 
 /// Run the mutation test of one unit.
 pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
     let t0 = Instant::now();
-    let set = rtl::load_set(&cfg.model).map_err(RunError::from)?;
-    let ir_err = |source| MutateError::Ir {
-        unit: cfg.unit,
-        source,
+    let config_dir = cfg.design.config_dir()?;
+    let root = cfg
+        .build
+        .join(&config_dir)
+        .join("mutate")
+        .join(cfg.design.unit_name());
+    std::fs::create_dir_all(&root).map_err(io(&root))?;
+    let root = root.canonicalize().map_err(io(&root))?;
+    let gen = GenConfig {
+        blocks: cfg.blocks,
+        seed: cfg.seed,
+        corpus: cfg.corpus.clone(),
     };
-    let (module, desc) = match cfg.unit {
-        Unit::Compressor => hdl::mpc::compressor::build_described(&set).map_err(ir_err)?,
-        Unit::Decompressor => hdl::mpc::decompressor::build_described(&set).map_err(ir_err)?,
-        Unit::Loopback => return Err(MutateError::Unit(cfg.unit)),
+    // the unit in the IR, its description, how it runs, its vectors
+    let stream: Option<StreamTarget> = match &cfg.design {
+        Design::Mpc { .. } => None,
+        Design::MagBdi { params, unit } => Some(crate::magbdi::target(
+            *params,
+            *unit,
+            cfg.blocks,
+            cfg.seed,
+            cfg.corpus.as_deref(),
+        )?),
+        Design::Dpc { params, unit } => Some(crate::dpc::target(
+            *params,
+            *unit,
+            cfg.blocks,
+            cfg.seed,
+            cfg.corpus.as_deref(),
+        )?),
     };
+    let mpc_unit;
+    let (module, desc, kind, vecs) = match (&cfg.design, &stream) {
+        (Design::Mpc { model, unit }, _) => {
+            let set = rtl::load_set(model).map_err(RunError::from)?;
+            let label = format!("the MPC {unit} of model set {}", set.name);
+            let ir_err = |source| MutateError::Ir {
+                unit: label.clone(),
+                source,
+            };
+            let (module, desc) = match unit {
+                Unit::Compressor => hdl::mpc::compressor::build_described(&set).map_err(ir_err)?,
+                Unit::Decompressor => {
+                    hdl::mpc::decompressor::build_described(&set).map_err(ir_err)?
+                }
+                Unit::Loopback => return Err(MutateError::Unit(*unit)),
+            };
+            let codec = MpcCodec::new(&set);
+            let mut tags = Tags::new();
+            let vectors = match unit {
+                Unit::Compressor => UnitVectors::Comp(
+                    vectors::compressor_vectors(&set, &gen, &mut tags).map_err(RunError::from)?,
+                ),
+                _ => UnitVectors::Decomp(
+                    vectors::decompressor_vectors(&codec, &gen, &mut tags)
+                        .map_err(RunError::from)?,
+                ),
+            };
+            mpc_unit = label;
+            (
+                module,
+                desc,
+                Kind::Mpc {
+                    unit: *unit,
+                    codec: Box::new(codec),
+                    params: Params::of(&set),
+                },
+                Vecs::Mpc { vectors, tags },
+            )
+        }
+        (_, Some(t)) => {
+            mpc_unit = t.label.clone();
+            (
+                t.module.clone(),
+                t.desc.clone(),
+                Kind::Stream(t),
+                Vecs::Stream(t.vectors.clone()),
+            )
+        }
+        (_, None) => return Err(MutateError::Unit(Unit::Loopback)),
+    };
+    let label = mpc_unit;
     let mut all = mutate::enumerate(&module);
     let enumerated = all.len();
     if let Some(ids) = &cfg.only {
         if let Some(&bad) = ids.iter().find(|&&i| i >= enumerated) {
             return Err(MutateError::NoSuchMutant {
-                unit: cfg.unit,
+                unit: label,
                 id: bad,
                 count: enumerated,
             });
@@ -555,41 +1053,14 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
         all.retain(|m| ids.contains(&m.id));
     }
     let muts = choose(all, cfg.sample, cfg.seed);
-
-    // vectors and expectations as `cosim mpc` makes them
-    let codec = MpcCodec::new(&set);
-    let mut tags = Tags::new();
-    let gen = GenConfig {
-        blocks: cfg.blocks,
-        seed: cfg.seed,
-        corpus: cfg.corpus.clone(),
-    };
-    let root = cfg
-        .build
-        .join(&set.name)
-        .join("mutate")
-        .join(cfg.unit.name());
-    std::fs::create_dir_all(&root).map_err(io(&root))?;
-    let root = root.canonicalize().map_err(io(&root))?;
-    let params = Params::of(&set);
-    let vectors = match cfg.unit {
-        Unit::Compressor => UnitVectors::Comp(
-            vectors::compressor_vectors(&set, &gen, &mut tags).map_err(RunError::from)?,
-        ),
-        _ => UnitVectors::Decomp(
-            vectors::decompressor_vectors(&codec, &gen, &mut tags).map_err(RunError::from)?,
-        ),
-    };
     let bench = Bench {
         cfg,
         module: &module,
-        file: format!("{}.v", desc.module),
-        stages: desc.latency,
-        codec: &codec,
-        params: &params,
-        set_name: &set.name,
+        desc: &desc,
+        label: label.clone(),
+        kind,
     };
-    let first = bench.simulate(&muts, &vectors, &tags, &root)?;
+    let first = bench.simulate(&muts, &vecs, &root)?;
     let mut build_seconds = first.build_seconds;
     let mut batches = first.batches;
     let mut results: Vec<MutantResult> = muts
@@ -599,6 +1070,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             mutation,
             kill,
             closure: None,
+            located: None,
         })
         .collect();
 
@@ -616,12 +1088,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             cfg.prove_seconds,
             cfg.jobs,
         )?;
-        let mut cex_tags = Tags::new();
-        let cex_tag = cex_tags.id("counterexample");
-        let mut cex_vectors = match &vectors {
-            UnitVectors::Comp(_) => UnitVectors::Comp(Vec::new()),
-            UnitVectors::Decomp(_) => UnitVectors::Decomp(Vec::new()),
-        };
+        let mut cex_vectors = bench.no_vectors();
         let mut with_cex: Vec<usize> = Vec::new();
         for (&i, d) in open.iter().zip(decided) {
             prove_seconds += d.seconds;
@@ -630,7 +1097,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
                 Verdict::OutOfScope(why) => Closure::OutOfScope(why),
                 Verdict::Undecided(said) => Closure::Undecided(said),
                 Verdict::Counterexample(ports) => {
-                    cex_vectors.push(&ports, params.max_bits, cex_tag);
+                    bench.push(&mut cex_vectors, &ports);
                     with_cex.push(i);
                     Closure::CounterexampleSurvived
                 }
@@ -643,7 +1110,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
                 .collect();
             let dir = root.join("counterexamples");
             std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-            let again = bench.simulate(&muts, &cex_vectors, &cex_tags, &dir)?;
+            let again = bench.simulate(&muts, &cex_vectors, &dir)?;
             build_seconds += again.build_seconds;
             batches += again.batches;
             for (&i, kill) in with_cex.iter().zip(again.kills) {
@@ -653,11 +1120,23 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             }
         }
     }
+    // where each kill points
+    let located: Vec<Option<Located>> = crate::work_queue(results.len(), cfg.jobs, |i| {
+        let r = &results[i];
+        let kill = match (&r.kill, &r.closure) {
+            (Some(k), _) | (None, Some(Closure::CounterexampleKilled(k))) => k,
+            _ => return None,
+        };
+        Some(bench.locate(&r.mutation, kill))
+    });
+    for (r, l) in results.iter_mut().zip(located) {
+        r.located = l;
+    }
     Ok(MutateReport {
-        unit: cfg.unit,
+        unit: label,
         sim: cfg.sim,
         enumerated,
-        vectors: vectors.len(),
+        vectors: vecs.len(),
         results,
         batches,
         build_seconds,

@@ -71,6 +71,9 @@ impl Protocol {
             1 => "out_valid dropped while the output was stalled (out_ready low)",
             2 => "output data changed while stalled (out_valid high, out_ready low)",
             3 => "out_valid high in or right after reset (the pipeline must be empty)",
+            4 => "in_ready high while full (every stage holds a block and out_ready is low)",
+            5 => "in_ready low with room (a stage is free or out_ready is high)",
+            6 => "out_valid high with no block in flight",
             _ => "unknown protocol violation",
         }
     }

@@ -210,7 +210,7 @@ impl UnitVectors {
         }
     }
 
-    fn inputs(&self, r: std::ops::Range<usize>) -> Inputs<'_> {
+    pub(crate) fn inputs(&self, r: std::ops::Range<usize>) -> Inputs<'_> {
         match self {
             UnitVectors::Comp(v) => Inputs::Comp(&v[r]),
             UnitVectors::Decomp(v) => Inputs::Decomp(&v[r]),
@@ -387,6 +387,7 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
                                 timeout_cycles: 20_000,
                                 vcd: cfg.vcd.then(|| (files.dir.join("full.vcd"), 0, None)),
                                 plusargs: Vec::new(),
+                                stages,
                             };
                             let res = sim::run(b, files, r.len(), &opt, Some(c));
                             done.fetch_add(1, Ordering::Relaxed);

@@ -82,8 +82,11 @@ impl Schedule {
         let p = cfg.stall.clamp(0.0, 1.0);
         let len = ((blocks as f64) * (1.0 + 3.0 * p) + 64.0) as usize;
         let mut cycles = Vec::with_capacity(len);
+        // segments of at most a quarter of the run: a short run sees
+        // several kinds too
+        let longest = (len as u64 / 4).clamp(32, 512);
         while p > 0.0 && cycles.len() < len {
-            let seg = rng.range(16, 512) as usize;
+            let seg = rng.range(16, longest) as usize;
             let mode = rng.below(100);
             let mut stall_in = false;
             let mut stall_out = false;

@@ -318,6 +318,9 @@ pub struct RunOptions {
     pub vcd: Option<(PathBuf, u64, Option<u64>)>,
     /// More plusargs (`+name=value`).
     pub plusargs: Vec<String>,
+    /// The unit's pipeline depth: turns on the testbench's handshake rules
+    /// 4-6 ([`crate::output::Protocol`]; 0: off).
+    pub stages: usize,
 }
 
 /// The files of one run in `dir`.
@@ -360,6 +363,7 @@ pub fn run(
         .arg(format!("+n={n}"))
         .arg(format!("+timeout={}", opt.timeout_cycles.max(100)))
         .arg(format!("+progress={}", 1024))
+        .arg(format!("+stages={}", opt.stages))
         .args(&opt.plusargs);
     if let Some((vcd, from, to)) = &opt.vcd {
         let vcd = if vcd.is_absolute() {

@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::output::Protocol;
 use crate::schedule::{self, Schedule};
 pub use crate::sim::TbSpec;
 use crate::sim::{check_installed, SimError};
@@ -185,6 +186,52 @@ impl LeBus {
     }
 }
 
+/// Checks one output bus against the golden model's result for an input
+/// bus: `Err(what differs)`.
+pub type StreamCheck = Box<dyn Fn(&LeBus, &LeBus) -> Result<(), String> + Send + Sync>;
+
+/// One stream unit with its testbench and vectors, checked against its
+/// golden model from the input bus alone, so that any vector (a formal
+/// counterexample too) can be run: what mutation testing runs
+/// ([`crate::mutate`]).
+pub struct StreamTarget {
+    /// The unit and its configuration, for reports.
+    pub label: String,
+    pub module: hdl::ir::Module,
+    pub desc: hdl::unit::UnitDescription,
+    pub top: &'static str,
+    pub tb_file: &'static str,
+    pub tb_source: &'static str,
+    /// The testbench's unit define.
+    pub define: String,
+    pub params: Vec<(&'static str, u64)>,
+    /// Width of the testbench's `out_all`.
+    pub out_width: usize,
+    /// The DUT's data inputs in vector-bus order (least significant
+    /// first): name and width.
+    pub inputs: Vec<(String, usize)>,
+    pub vectors: Vec<LeBus>,
+    /// What the vectors cover.
+    pub coverage: String,
+    /// `check(input, output)`.
+    pub check: StreamCheck,
+}
+
+impl StreamTarget {
+    /// The vector bus of input port values (bits least significant first;
+    /// a missing port or bit is 0), as [`StreamTarget::inputs`] lays it out.
+    pub fn bus_of(&self, ports: &std::collections::BTreeMap<String, Vec<bool>>) -> LeBus {
+        let mut b = LeBus::new();
+        for (name, width) in &self.inputs {
+            let v = ports.get(name);
+            for i in 0..*width {
+                b.put_bit(v.and_then(|v| v.get(i)).copied().unwrap_or(false));
+            }
+        }
+        b
+    }
+}
+
 /// The result of one unit on one simulator.
 #[derive(Clone, Debug)]
 pub struct StreamReport {
@@ -202,6 +249,10 @@ pub struct StreamReport {
     /// Clock cycles simulated (the testbench's `D` record).
     pub cycles: u64,
     pub cached_build: bool,
+    /// The first output whose value differs from the golden model.
+    pub first_mismatch: Option<usize>,
+    /// The handshake rules the testbench saw broken, in order.
+    pub protocol: Vec<Protocol>,
 }
 
 impl StreamReport {
@@ -256,6 +307,10 @@ pub struct SimRun<'a> {
     pub out_width: usize,
     pub coverage: String,
     pub started: std::time::Instant,
+    /// Cycles without an output before the testbench gives up.
+    pub timeout: u64,
+    /// More plusargs (`+name=value`).
+    pub plusargs: Vec<String>,
 }
 
 /// Run the simulator; check every `O` record with `check(index, output)`
@@ -277,7 +332,9 @@ pub fn run_and_check(
         .arg(format!("+schedule={}", abs(r.schedule_path)?.display()))
         .arg(format!("+out={}", out_path.display()))
         .arg(format!("+n={}", r.n))
-        .arg("+timeout=20000")
+        .arg(format!("+timeout={}", r.timeout))
+        .arg(format!("+stages={}", r.stages))
+        .args(&r.plusargs)
         .current_dir(&dir);
     let t_sim = std::time::Instant::now();
     let log = run_tool(&mut c, r.sim, "run")?;
@@ -289,6 +346,8 @@ pub fn run_and_check(
     let mut delivered = Vec::new();
     let mut resets = Vec::new();
     let mut cycles = 0;
+    let mut first_mismatch = None;
+    let mut protocol = Vec::new();
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         let num = |i: usize| f.get(i).and_then(|x| u64::from_str_radix(x, 16).ok());
@@ -310,16 +369,38 @@ pub fn run_and_check(
                 };
                 match res {
                     Ok(()) => matched += 1,
-                    Err(p) if problems.len() < 50 => problems.push(p),
-                    Err(_) => {}
+                    Err(p) => {
+                        first_mismatch = first_mismatch.or(Some(idx as usize));
+                        if problems.len() < 50 {
+                            problems.push(p);
+                        }
+                    }
                 }
             }
             Some("R") => resets.push((num(1), num(2), num(3))),
-            Some("P") => problems.push(format!("protocol violation: {line}")),
+            Some("P") => match (num(1), num(2)) {
+                (Some(cycle), Some(code)) => {
+                    let p = Protocol {
+                        cycle,
+                        code: code as u32,
+                    };
+                    if protocol.len() < 5 {
+                        problems.push(format!(
+                            "handshake rule {code} broken in cycle {cycle}: {}",
+                            p.describe()
+                        ));
+                    }
+                    protocol.push(p);
+                }
+                _ => problems.push(format!("bad record `{line}`")),
+            },
             Some("E") => problems.push(format!("run stopped: {line}")),
             Some("D") => cycles = num(1).unwrap_or(0),
             _ => {}
         }
+    }
+    if protocol.len() > 5 {
+        problems.push(format!("{} handshake violations in all", protocol.len()));
     }
     if delivered.len() != r.n {
         problems.push(format!("{} outputs for {} vectors", delivered.len(), r.n));
@@ -358,6 +439,8 @@ pub fn run_and_check(
         sim_seconds,
         cycles,
         cached_build: r.cached,
+        first_mismatch,
+        protocol,
     })
 }
 

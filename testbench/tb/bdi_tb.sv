@@ -9,6 +9,9 @@
 //   UNIT_LOOPBACK      bdi_compressor -> bdi_decompressor, vector and out as above
 //
 // E encoding bits, B block bits.
+// With MUTANTS defined the compressor or decompressor is a mutation schema (hdl_ir::mutate::schema)
+// with an extra input `mutant`, driven from the plusarg +mutant=K (0, the
+// default: the unit as generated).
 `timescale 1ns / 1ps
 `define STREAM_TB bdi_tb
 module bdi_tb #(
@@ -37,11 +40,18 @@ module bdi_tb #(
   wire in_ready;
   wire out_valid;
   wire [OW-1:0] out_all;
+`ifdef MUTANTS
+  reg [15:0] mutant_sel;
+  initial if (!$value$plusargs("mutant=%d", mutant_sel)) mutant_sel = 16'd0;
+`endif
 
 `ifdef UNIT_COMPRESSOR
   wire [E-1:0] out_enc;
   wire [B-1:0] out_data;
   bdi_compressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(in_valid),
@@ -57,6 +67,9 @@ module bdi_tb #(
   wire [B-1:0] out_block;
   wire out_error;
   bdi_decompressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(in_valid),

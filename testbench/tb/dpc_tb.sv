@@ -11,6 +11,9 @@
 //   DPC_TRUC_DECOMPRESSOR  vector {in_len, in_bits}     out {out_mask, out_error, out_block}
 //
 // B block bits, P packet bits (left-aligned bus), L length bits, K sectors.
+// With MUTANTS defined the unit is a mutation schema (hdl_ir::mutate::schema)
+// with an extra input `mutant`, driven from the plusarg +mutant=K (0, the
+// default: the unit as generated).
 `timescale 1ns / 1ps
 `define STREAM_TB dpc_tb
 module dpc_tb #(
@@ -47,11 +50,18 @@ module dpc_tb #(
   wire in_ready;
   wire out_valid;
   wire [OW-1:0] out_all;
+`ifdef MUTANTS
+  reg [15:0] mutant_sel;
+  initial if (!$value$plusargs("mutant=%d", mutant_sel)) mutant_sel = 16'd0;
+`endif
 
 `ifdef DPC_COMPRESSOR
   wire [P-1:0] out_bits;
   wire [L-1:0] out_len;
   dpc_compressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(in_valid),
@@ -67,6 +77,9 @@ module dpc_tb #(
   wire [P-1:0] out_bits;
   wire [L-1:0] out_len;
   dpc_truc_compressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(in_valid),
@@ -84,6 +97,9 @@ module dpc_tb #(
   wire [L-1:0] out_len;
   wire out_manipulated;
   dpc_man_compressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(in_valid),
@@ -101,6 +117,9 @@ module dpc_tb #(
   wire [B-1:0] out_block;
   wire out_error;
   dpc_decompressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(in_valid),
@@ -118,6 +137,9 @@ module dpc_tb #(
   wire out_error;
   wire [K-1:0] out_mask;
   dpc_truc_decompressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(in_valid),

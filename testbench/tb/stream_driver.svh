@@ -15,6 +15,8 @@
 //   +n=N            number of vectors (outputs expected)          (required)
 //   +timeout=C      give up after C cycles without an output      (100000)
 //   +progress=K     print "progress N" every K outputs            (0 = never)
+//   +stages=S       the DUT's pipeline depth: turns on the handshake rules
+//                   4-6 below (0, the default: off)
 //   +vcd=FILE +vcd_from=C +vcd_to=C   dump cycles C..C (TB_TRACE only)
 //
 // Schedule file: one line per 32 cycles, three 32-bit hex masks
@@ -25,8 +27,18 @@
 //   O idx cycle latency out_all   one per accepted output, in order
 //   R cycle first n      reset asserted in cycle `cycle`: vectors first..first+n-1
 //                        were in flight (dropped); they are offered again
-//   P cycle code         protocol violation (1: out_valid dropped while stalled,
-//                        2: output changed while stalled, 3: out_valid in/after reset)
+//   P cycle code         handshake rule broken in cycle `cycle`:
+//                        1 out_valid dropped while stalled (no handshake took it)
+//                        2 output changed while stalled
+//                        3 out_valid high in or right after reset (reset value)
+//                        4 in_ready high while full: S blocks in flight and
+//                          out_ready low (the DUT would overwrite one)
+//                        5 in_ready low with room: fewer than S blocks in
+//                          flight, or out_ready high (a cycle lost)
+//                        6 out_valid high with no block in flight
+//                        Rules 4-6 are the S-stage ready chain (a stage
+//                        loads when it is empty or its content moves on),
+//                        the same pipeline the timing model assumes.
 //   E text               the run could not finish (timeout, vector file short)
 //   D cycles outputs     finished
   // ---- files and settings
@@ -38,6 +50,7 @@
   integer n_total;
   integer timeout;
   integer progress;
+  integer stages;
   integer vcd_from;
   integer vcd_to;
   reg vcd_on;
@@ -81,6 +94,7 @@
     end
     if (!$value$plusargs("timeout=%d", timeout)) timeout = 100000;
     if (!$value$plusargs("progress=%d", progress)) progress = 0;
+    if (!$value$plusargs("stages=%d", stages)) stages = 0;
     vcd_on = 1'b0;
     if (!$value$plusargs("vcd=%s", vcd_name)) vcd_name = 0;
     if (!$value$plusargs("vcd_from=%d", vcd_from)) vcd_from = -1;
@@ -231,6 +245,13 @@
         if (after_rst && out_valid) $fwrite(fo, "P %0h 3\n", cyc);
         if (hold_check && !out_valid) $fwrite(fo, "P %0h 1\n", cyc);
         else if (hold_check && out_all !== prev_out) $fwrite(fo, "P %0h 2\n", cyc);
+        if (stages > 0) begin
+          // blocks in flight: accepted, not yet delivered
+          if (in_ready && next_idx - n_out >= stages && !out_ready) $fwrite(fo, "P %0h 4\n", cyc);
+          if (!in_ready && !(next_idx - n_out >= stages && !out_ready))
+            $fwrite(fo, "P %0h 5\n", cyc);
+          if (out_valid && next_idx == n_out) $fwrite(fo, "P %0h 6\n", cyc);
+        end
         if (out_valid && out_ready) begin
           slot = n_out % RING;
           $fwrite(fo, "O %0h %0h %0h %h\n", n_out, cyc, cyc - acc_cyc[slot], out_all);

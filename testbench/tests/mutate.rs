@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use golden::mpc::ModelSet;
-use testbench::mutate::{self, Closure, MutateConfig};
+use hdl::ir::mutate::Site;
+use testbench::mutate::{self, Closure, Design, Located, MutateConfig};
 use testbench::{Simulator, Unit};
 
 fn check(unit: Unit) {
@@ -35,10 +36,9 @@ fn check(unit: Unit) {
         enables[enables.len() - 1],
     ];
     let cfg = MutateConfig {
-        model,
+        design: Design::Mpc { model, unit },
         build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate"),
         sim: Simulator::Icarus,
-        unit,
         blocks: 300,
         seed: 3,
         corpus: None,
@@ -82,10 +82,12 @@ fn decompressor_enables_tied_high_are_killed() {
 fn loopback_and_unknown_ids_are_refused() {
     let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example");
     let mut cfg = MutateConfig {
-        model,
+        design: Design::Mpc {
+            model: model.clone(),
+            unit: Unit::Loopback,
+        },
         build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate-refused"),
         sim: Simulator::Icarus,
-        unit: Unit::Loopback,
         blocks: 10,
         seed: 1,
         corpus: None,
@@ -100,7 +102,10 @@ fn loopback_and_unknown_ids_are_refused() {
     };
     let e = mutate::run(&cfg).expect_err("loopback is refused");
     assert!(e.to_string().contains("loopback"), "{e}");
-    cfg.unit = Unit::Compressor;
+    cfg.design = Design::Mpc {
+        model,
+        unit: Unit::Compressor,
+    };
     cfg.only = Some(vec![usize::MAX]);
     let e = mutate::run(&cfg).expect_err("an unknown id is refused");
     assert!(e.to_string().contains("there is no"), "{e}");
@@ -127,10 +132,12 @@ fn survivors_are_killed_by_counterexamples_or_proven_equivalent() {
         .collect();
     assert!(only.len() >= 3, "{only:?}");
     let cfg = MutateConfig {
-        model,
+        design: Design::Mpc {
+            model,
+            unit: Unit::Decompressor,
+        },
         build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate-prove"),
         sim: Simulator::Icarus,
-        unit: Unit::Decompressor,
         blocks: 20,
         seed: 1,
         corpus: None,
@@ -159,4 +166,75 @@ fn survivors_are_killed_by_counterexamples_or_proven_equivalent() {
     );
     assert!(closures.contains(&&Closure::Equivalent), "{text}");
     assert!(text.contains("killed by its counterexample"), "{text}");
+}
+
+/// The MAG-aware BDI compressor through the stream testbench: every
+/// mutation of the pipeline control (the stage valid flag, its reset value
+/// and the load enable, which drive `out_valid` and `in_ready`) is killed
+/// and located by a named handshake rule of the testbench's monitor, and so
+/// is the output register's enable tied high; mutations of that register's
+/// data path are killed and located at their stage by the first differing
+/// register.
+#[test]
+fn magbdi_control_faults_name_a_handshake_rule_and_data_faults_their_stage() {
+    if !testbench::stream_unit::icarus_or_skip() {
+        return;
+    }
+    let params = golden::magbdi::Params::new(128, 32, 4, golden::magbdi::DeltaMode::Unsigned);
+    let table = golden::magbdi::MagBdi::new(params)
+        .expect("BDI params")
+        .table()
+        .clone();
+    let module = hdl::magbdi::compressor::build(&table).expect("unit builds");
+    let all = hdl::ir::mutate::enumerate(&module);
+    let control: Vec<usize> = all
+        .iter()
+        .filter(|m| {
+            m.section
+                .as_deref()
+                .is_some_and(|s| s.starts_with("pipeline control"))
+        })
+        .map(|m| m.id)
+        .collect();
+    let data: Vec<usize> = all
+        .iter()
+        .filter(|m| m.signal == "s1_enc")
+        .map(|m| m.id)
+        .take(4)
+        .collect();
+    assert!(control.len() >= 3, "{control:?}");
+    assert!(!data.is_empty());
+    let cfg = MutateConfig {
+        design: Design::MagBdi {
+            params,
+            unit: Unit::Compressor,
+        },
+        build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate-magbdi"),
+        sim: Simulator::Icarus,
+        blocks: 200,
+        seed: 1,
+        corpus: None,
+        sample: None,
+        only: Some(control.iter().chain(&data).copied().collect()),
+        batch: 64,
+        jobs: 2,
+        stall: 0.3,
+        resets: 2,
+        prove: false,
+        prove_seconds: 1,
+    };
+    let report = mutate::run(&cfg).expect("mutation run");
+    let text = report.render();
+    for r in &report.results {
+        assert!(r.kill.is_some(), "survived: {}\n{text}", r.mutation.text);
+        if control.contains(&r.mutation.id) || r.mutation.site != Site::Value {
+            assert!(
+                matches!(r.located, Some(Located::Rule(_))),
+                "{} not located by a handshake rule: {:?}\n{text}",
+                r.mutation.text,
+                r.located
+            );
+        }
+        assert!(r.located_at_its_stage(), "{:?}\n{text}", r.located);
+    }
 }

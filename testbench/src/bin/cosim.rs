@@ -59,29 +59,53 @@ enum Family {
     /// The DPC units: plain, DF-TRUC and DF-MAN compressors, plain and
     /// DF-TRUC decompressors.
     Dpc(DpcArgs),
-    /// Mutation testing of the MPC compressor or decompressor: single
-    /// faults of the generated unit, each co-simulated; which ones the
-    /// checks miss.
+    /// Mutation testing of a generated unit (MPC, MAG-aware BDI, DPC):
+    /// single faults, each co-simulated; which ones the checks miss, and
+    /// each survivor proven equivalent or killed by a counterexample.
     Mutate(MutateArgs),
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum MutUnitArg {
-    Compressor,
-    Decompressor,
-    Both,
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DesignArg {
+    Mpc,
+    Magbdi,
+    Dpc,
 }
 
 #[derive(Args)]
 struct MutateArgs {
-    /// Model-set directory.
+    /// Which generator's units.
+    #[arg(long, value_enum, default_value = "mpc")]
+    design: DesignArg,
+    /// Model-set directory (MPC).
     #[arg(long, short, default_value = "models/default")]
     model: PathBuf,
+    /// Block bytes (MAG-aware BDI, DPC).
+    #[arg(long, default_value_t = 128)]
+    block: usize,
+    /// MAG bytes (MAG-aware BDI).
+    #[arg(long, default_value_t = 32)]
+    mag: usize,
+    /// Base bytes (MAG-aware BDI).
+    #[arg(long, default_value_t = 4)]
+    base: usize,
+    /// Delta mode (MAG-aware BDI).
+    #[arg(long, default_value = "unsigned")]
+    mode: DeltaMode,
+    /// Segment bytes (DPC).
+    #[arg(long, default_value_t = 4)]
+    segment: usize,
+    /// Sector bytes (DPC).
+    #[arg(long, default_value_t = 32)]
+    sector: usize,
     /// Simulator (one).
     #[arg(long, value_enum, default_value = "verilator")]
     sim: OneSim,
-    #[arg(long, value_enum, default_value = "both")]
-    unit: MutUnitArg,
+    /// `all` (or `both`), or a comma-separated list: compressor,
+    /// decompressor (MPC, MAG-aware BDI); compressor, truc-compressor,
+    /// man-compressor, decompressor, truc-decompressor (DPC).
+    #[arg(long, default_value = "all")]
+    unit: String,
     /// Vectors per mutant run (at least 1).
     #[arg(long, short, default_value_t = 2000, value_parser = at_least_one)]
     blocks: usize,
@@ -112,7 +136,7 @@ struct MutateArgs {
     #[arg(long, short, value_parser = at_least_one)]
     jobs: Option<usize>,
     /// Write the report (Markdown) here [default:
-    /// <build>/<set>/mutate/report.md].
+    /// <build>/<set or configuration>/mutate/report.md].
     #[arg(long)]
     report: Option<PathBuf>,
     /// Do not decide the survivors formally (Yosys and ABC): report them
@@ -394,35 +418,100 @@ fn run_dpc(cli: DpcArgs) -> Result<bool> {
 }
 
 fn run_mutate(cli: MutateArgs) -> Result<bool> {
-    let set = rtl::load_set(&cli.model)?;
+    use testbench::mutate::Design;
     let sim = match cli.sim {
         OneSim::Icarus => Simulator::Icarus,
         OneSim::Verilator => Simulator::Verilator,
     };
-    sim::check_installed(sim)?;
     let corpus = if cli.no_corpus {
         None
     } else {
         cli.corpus
+            .clone()
             .or_else(|| Some(PathBuf::from("../shared/corpus")).filter(|d| d.is_dir()))
     };
-    let units = match cli.unit {
-        MutUnitArg::Compressor => vec![Unit::Compressor],
-        MutUnitArg::Decompressor => vec![Unit::Decompressor],
-        MutUnitArg::Both => vec![Unit::Compressor, Unit::Decompressor],
+    let all = matches!(cli.unit.trim(), "all" | "both");
+    let names: Vec<&str> = cli.unit.split(',').map(str::trim).collect();
+    let two = |u: &str| match u {
+        "compressor" => Ok(Unit::Compressor),
+        "decompressor" => Ok(Unit::Decompressor),
+        _ => Err(anyhow!(
+            "unknown unit `{u}` (compressor, decompressor, all)"
+        )),
     };
-    let mut text = format!(
-        "## Mutation testing: model set {}, seed {}\n\n",
-        cli.model.display(),
-        cli.seed
-    );
+    let two_units = || -> Result<Vec<Unit>> {
+        if all {
+            Ok(vec![Unit::Compressor, Unit::Decompressor])
+        } else {
+            names.iter().map(|u| two(u)).collect()
+        }
+    };
+    let (designs, what): (Vec<Design>, String) = match cli.design {
+        DesignArg::Mpc => {
+            let set = rtl::load_set(&cli.model)?;
+            let designs = two_units()?
+                .into_iter()
+                .map(|unit| Design::Mpc {
+                    model: cli.model.clone(),
+                    unit,
+                })
+                .collect();
+            (
+                designs,
+                format!("model set {} ({})", set.name, cli.model.display()),
+            )
+        }
+        DesignArg::Magbdi => {
+            let params = Params::new(cli.block, cli.mag, cli.base, cli.mode);
+            golden::magbdi::MagBdi::new(params)?;
+            let designs = two_units()?
+                .into_iter()
+                .map(|unit| Design::MagBdi { params, unit })
+                .collect();
+            (
+                designs,
+                format!(
+                    "MAG-aware BDI, block {} MAG {} base {} {}",
+                    cli.block, cli.mag, cli.base, cli.mode
+                ),
+            )
+        }
+        DesignArg::Dpc => {
+            let params = DpcParams::new(cli.block, cli.segment, cli.sector)?;
+            let units = if all {
+                hdl::dpc::Unit::ALL.to_vec()
+            } else {
+                names
+                    .iter()
+                    .map(|u| parse_unit(u).ok_or_else(|| anyhow!("unknown DPC unit `{u}` (compressor, truc-compressor, man-compressor, decompressor, truc-decompressor, all)")))
+                    .collect::<Result<Vec<_>>>()?
+            };
+            let designs = units
+                .into_iter()
+                .map(|unit| Design::Dpc { params, unit })
+                .collect();
+            (
+                designs,
+                format!(
+                    "DPC, block {} segment {} sector {}",
+                    cli.block, cli.segment, cli.sector
+                ),
+            )
+        }
+    };
+    sim::check_installed(sim)?;
+    let config_dir = match designs.first() {
+        Some(d) => d.config_dir()?,
+        None => return Err(anyhow!("no unit selected")),
+    };
+    let mut text = format!("## Mutation testing: {what}, seed {}\n\n", cli.seed);
     let mut all_killed = true;
-    for unit in units {
+    for design in designs {
+        let unit = design.unit_name();
         let cfg = MutateConfig {
-            model: cli.model.clone(),
+            design,
             build: cli.build.clone(),
             sim,
-            unit,
             blocks: cli.blocks,
             seed: cli.seed,
             corpus: corpus.clone(),
@@ -439,7 +528,7 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
         };
         eprintln!("cosim mutate: {unit} on {sim}...");
         let report = testbench::mutate::run(&cfg)
-            .with_context(|| format!("mutation testing the {unit} of {}", cli.model.display()))?;
+            .with_context(|| format!("mutation testing the {unit} ({what})"))?;
         let r = report.render();
         print!("{r}");
         text.push_str(&r);
@@ -449,7 +538,7 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
     let report = cli
         .report
         .clone()
-        .unwrap_or_else(|| cli.build.join(&set.name).join("mutate").join("report.md"));
+        .unwrap_or_else(|| cli.build.join(&config_dir).join("mutate").join("report.md"));
     std::fs::write(&report, &text).with_context(|| format!("writing {}", report.display()))?;
     println!("cosim mutate: report in {}", report.display());
     println!(
