@@ -142,15 +142,23 @@ cosim:
 	$(CARGO) run --release -p testbench --bin cosim -- mpc --model $(MODEL) --sim both --unit all --blocks 3000 --seed $(SEED) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 ## Mutation testing (docs/hw/cosim.md): every single mutation of the MPC
-## compressor and decompressor of MODEL, each co-simulated on Verilator on
-## MUTATE_BLOCKS vectors; report in build/<set>/mutate/report.md; fails
-## when a mutant survives. MUTATE_SAMPLE=N draws N mutants per unit instead
-## of all (models/default: 22,858 compressor and 17,051 decompressor
-## mutations).
-MUTATE_BLOCKS ?= 2000
-MUTATE_SAMPLE ?=
+## compressor and decompressor of MODEL, the MAG-aware BDI units (128/32/4
+## unsigned, 128/16/4 signed) and the five DPC units, each co-simulated on
+## Verilator on MUTATE_BLOCKS vectors (BDI: MUTATE_BDI_BLOCKS, enough for
+## every pair of uncovered positions); survivors decided formally; reports
+## in build/<config>/mutate/report.md; fails when a mutant stays open.
+## MUTATE_SAMPLE=N draws N mutants per unit instead of all (models/default:
+## 22,858 compressor and 17,051 decompressor mutations; BDI 128/32/4:
+## 13,561 and 1,207).
+MUTATE_BLOCKS     ?= 2000
+MUTATE_BDI_BLOCKS ?= 4000
+MUTATE_SAMPLE     ?=
+MUTATE_ARGS        = --sim verilator --seed $(SEED) $(if $(MUTATE_SAMPLE),--sample $(MUTATE_SAMPLE)) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 mutate:
-	$(CARGO) run --release -p testbench --bin cosim -- mutate --model $(MODEL) --sim verilator --unit both --blocks $(MUTATE_BLOCKS) --seed $(SEED) $(if $(MUTATE_SAMPLE),--sample $(MUTATE_SAMPLE)) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(CARGO) run --release -p testbench --bin cosim -- mutate --design mpc --model $(MODEL) --unit all --blocks $(MUTATE_BLOCKS) $(MUTATE_ARGS)
+	$(CARGO) run --release -p testbench --bin cosim -- mutate --design magbdi --block 128 --mag 32 --base 4 --unit all --blocks $(MUTATE_BDI_BLOCKS) $(MUTATE_ARGS)
+	$(CARGO) run --release -p testbench --bin cosim -- mutate --design magbdi --block 128 --mag 16 --base 4 --mode signed --unit all --blocks $(MUTATE_BDI_BLOCKS) $(MUTATE_ARGS)
+	$(CARGO) run --release -p testbench --bin cosim -- mutate --design dpc --unit all --blocks $(MUTATE_BLOCKS) $(MUTATE_ARGS)
 
 ## Throughput benchmarks of the golden codecs over the corpus.
 bench:

@@ -401,8 +401,8 @@ pub fn enumerate(m: &Module) -> Vec<Mutation> {
                         section: section.clone(),
                         text: format!(
                             "{name}: reset value `{}` -> `{}`",
-                            crate::error::brief(&Expr::bits(v.clone())),
-                            crate::error::brief(&Expr::bits(v.not()))
+                            crate::error::brief(Expr::bits(v.clone())),
+                            crate::error::brief(Expr::bits(v.not()))
                         ),
                     });
                 }

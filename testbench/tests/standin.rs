@@ -108,6 +108,7 @@ fn run_standin(
             timeout_cycles: 2000,
             vcd: None,
             plusargs: Vec::new(),
+            stages: 3,
         },
         None,
     );
