@@ -112,42 +112,68 @@ pub fn blocks(
     }
     // every position j of the first value the zero base cannot cover, for
     // every delta width: values before j fit the zero base (the one just
-    // before j at its limit), value j is the base (one past the zero
-    // base's limit for even j), the values after j fit the base's delta
-    // field or the zero base, the last of them at the field's limit; then
-    // the same block with one value after j one past it
+    // before j at one of its limits), value j is the base (one past one of
+    // the zero base's limits for even j), the values after j fit the base's
+    // delta field or the zero base, the last of them at one of the field's
+    // limits; then the same block with one value after j one past it. A
+    // signed field has two limits, `2^(d-1) - 1` and `-2^(d-1)`; an unsigned
+    // one has `2^d - 1` and 0 (nothing lies one past 0 that would fit)
     let signed = p.mode == golden::magbdi::DeltaMode::Signed;
     let top = 1u64 << (8 * k - 1);
     let mut widths: Vec<u32> = codec.table().sizes.iter().map(|s| s.delta_bits).collect();
     widths.dedup();
-    for &d in &widths {
-        let lim = if signed {
-            (1u64 << (d - 1)) - 1
+    // (low, high) ends of a d-bit field, modulo 2^(8k); `fit` draws from it
+    let ends = |d: u32| -> (u64, u64) {
+        if signed {
+            (
+                (1u64 << (d - 1)).wrapping_neg() & wmask,
+                (1u64 << (d - 1)) - 1,
+            )
         } else {
-            (1u64 << d) - 1
-        };
+            (0, (1u64 << d) - 1)
+        }
+    };
+    let fit = |rng: &mut Rng, d: u32| -> u64 {
+        let (lo, hi) = ends(d);
+        lo.wrapping_add(rng.below(hi.wrapping_sub(lo).wrapping_add(1) & wmask)) & wmask
+    };
+    // the limit and the value one past it: the high end, or (signed only)
+    // the low end, by `neg`
+    let limit = |d: u32, neg: bool| -> (u64, u64) {
+        let (lo, hi) = ends(d);
+        if neg && signed {
+            (lo, lo.wrapping_sub(1) & wmask)
+        } else {
+            (hi, hi + 1)
+        }
+    };
+    for &d in &widths {
         for j in 0..nv {
+            let neg = (j / 2) % 2 == 1;
             let base = if j % 2 == 0 {
-                lim + 1
+                limit(d, neg).1
             } else {
                 (rng.next_u64() | top) & wmask
             };
             let mut w: Vec<u64> = (0..nv)
                 .map(|i| match i.cmp(&j) {
-                    std::cmp::Ordering::Less => rng.below(lim + 1),
+                    std::cmp::Ordering::Less => fit(&mut rng, d),
                     std::cmp::Ordering::Equal => base,
-                    std::cmp::Ordering::Greater if rng.chance(0.5) => rng.below(lim + 1),
-                    std::cmp::Ordering::Greater => base.wrapping_add(rng.below(lim + 1)) & wmask,
+                    std::cmp::Ordering::Greater if rng.chance(0.5) => fit(&mut rng, d),
+                    std::cmp::Ordering::Greater => base.wrapping_add(fit(&mut rng, d)) & wmask,
                 })
                 .collect();
             if j > 0 {
-                w[j - 1] = lim;
+                // the low end for odd j: the last position (nv is even)
+                // has no other block with a negative value before it
+                w[j - 1] = limit(d, j % 2 == 1).0;
             }
             if j + 1 < nv {
-                w[nv - 1] = base.wrapping_add(lim) & wmask;
+                let (at_limit, past) = limit(d, rng.chance(0.5));
+                w[nv - 1] = base.wrapping_add(at_limit) & wmask;
                 corner.push(words(&w));
                 let at = j + 1 + rng.below((nv - j - 1) as u64) as usize;
-                w[at] = base.wrapping_add(lim + 1) & wmask;
+                w[at] = base.wrapping_add(past) & wmask;
             }
             corner.push(words(&w));
         }
@@ -163,23 +189,19 @@ pub fn blocks(
     rng.shuffle(&mut pairs);
     pairs.truncate(n.saturating_sub(out.len()) / 2);
     for (d, j, k) in pairs {
-        let lim = if signed {
-            (1u64 << (d - 1)) - 1
-        } else {
-            (1u64 << d) - 1
-        };
-        // the top bit set, the next one clear: base + delta does not wrap
+        // the top bit set, the next one clear: base + delta does not wrap,
+        // and the base fits no field narrower than the value
         let base = (rng.next_u64() | top) & !(top >> 1) & wmask;
         let w: Vec<u64> = (0..nv)
             .map(|i| {
                 if i == j {
                     base
                 } else if i == k {
-                    base.wrapping_add(rng.below(lim + 1)) & wmask
+                    base.wrapping_add(fit(&mut rng, d)) & wmask
                 } else if i < k || rng.chance(0.5) {
-                    rng.below(lim + 1)
+                    fit(&mut rng, d)
                 } else {
-                    base.wrapping_add(rng.below(lim + 1)) & wmask
+                    base.wrapping_add(fit(&mut rng, d)) & wmask
                 }
             })
             .collect();
@@ -538,4 +560,85 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
         }
     }
     Ok(reports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use golden::magbdi::DeltaMode;
+
+    /// For every delta width `d`: every position of the first value the zero
+    /// base cannot cover, and (among values the zero base cannot cover) a
+    /// delta from the base at each end of the field and one past each end;
+    /// in signed mode, every position before the first uncovered value
+    /// holding a negative value the zero base covers.
+    fn walk_covers(params: Params) {
+        let codec = MagBdi::new(params).expect("params");
+        let k = params.base_bytes as u32;
+        let w = 8 * k;
+        let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+        let signed = params.mode == DeltaMode::Signed;
+        let set = blocks(&codec, 3000, 7, None).expect("blocks");
+        let mut widths: Vec<u32> = codec.table().sizes.iter().map(|s| s.delta_bits).collect();
+        widths.dedup();
+        for d in widths {
+            let (lo, hi) = if signed {
+                (
+                    (1u64 << (d - 1)).wrapping_neg() & mask,
+                    (1u64 << (d - 1)) - 1,
+                )
+            } else {
+                (0, (1u64 << d) - 1)
+            };
+            let mut firsts = vec![false; params.values()];
+            // value i fits the zero base by its negative side (signed
+            // fields) and lies before the first value it cannot cover
+            let mut negative_before = vec![!signed; params.values() - 1];
+            // at lo, at hi, one below lo, one above hi
+            let mut ends = [false; 4];
+            for b in &set {
+                let vals = codec.values(b);
+                let Some(j) = vals.iter().position(|&v| !codec.fits(v, d)) else {
+                    continue;
+                };
+                firsts[j] = true;
+                for (i, &v) in vals[..j].iter().enumerate() {
+                    negative_before[i] |= v >= lo && v != 0;
+                }
+                for &v in &vals[j + 1..] {
+                    if codec.fits(v, d) {
+                        continue;
+                    }
+                    let delta = v.wrapping_sub(vals[j]) & mask;
+                    for (e, x) in [lo, hi, lo.wrapping_sub(1) & mask, (hi + 1) & mask]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        ends[e] |= delta == x;
+                    }
+                }
+            }
+            assert!(
+                firsts.iter().all(|&f| f),
+                "d={d}: first uncovered at {firsts:?}"
+            );
+            assert!(
+                negative_before.iter().all(|&f| f),
+                "d={d}: negative values before the first uncovered one at {negative_before:?}"
+            );
+            // an unsigned field's low end is a zero delta, and one below it
+            // is the widest delta of all; only the high end has a neighbour
+            let needed: &[usize] = if signed { &[0, 1, 2, 3] } else { &[1, 3] };
+            for &e in needed {
+                assert!(ends[e], "d={d}: no delta at end {e} ({ends:?})");
+            }
+        }
+    }
+
+    #[test]
+    fn the_walk_reaches_every_first_uncovered_value_and_both_ends_of_every_field() {
+        walk_covers(Params::new(128, 32, 4, DeltaMode::Unsigned));
+        walk_covers(Params::new(128, 16, 4, DeltaMode::Signed));
+        walk_covers(Params::new(64, 16, 8, DeltaMode::Signed));
+    }
 }

@@ -143,6 +143,8 @@ pub struct MutateConfig {
     pub sample: Option<usize>,
     /// Only the mutations with these ids (before sampling; `None`: all).
     pub only: Option<Vec<usize>>,
+    /// Only the control mutations ([`is_control`]; before sampling).
+    pub control_only: bool,
     /// Mutants per schema (one simulator build each).
     pub batch: usize,
     /// Parallel simulator processes.
@@ -212,17 +214,22 @@ pub fn stage_number(section: &str) -> Option<usize> {
         .ok()
 }
 
+/// A control mutation: of the pipeline control (a signal outside every
+/// stage: valid flags, ready, load enables), or of a register's enable or
+/// reset value.
+pub fn is_control(m: &Mutation) -> bool {
+    m.section.as_deref().and_then(stage_number).is_none() || m.site != Site::Value
+}
+
 impl MutantResult {
     /// Whether the kill points at the mutated stage: a data-path mutant's
-    /// first differing stage is its own; a control mutant (of the pipeline
-    /// control, or of a register's enable or reset value) broke a named
-    /// handshake rule.
+    /// first differing stage is its own; a control mutant ([`is_control`])
+    /// broke a named handshake rule.
     pub fn located_at_its_stage(&self) -> bool {
         let own = self.mutation.section.as_deref().and_then(stage_number);
-        let control = own.is_none() || self.mutation.site != Site::Value;
         match (&self.located, own) {
             (Some(Located::Stage { stage, .. }), Some(s)) => *stage == s,
-            (Some(Located::Rule(_)), _) => control,
+            (Some(Located::Rule(_)), _) => is_control(&self.mutation),
             _ => false,
         }
     }
@@ -266,6 +273,8 @@ pub struct MutateReport {
     pub sim: Simulator,
     /// Single mutations of the unit.
     pub enumerated: usize,
+    /// Only its control mutations were drawn from.
+    pub control_only: bool,
     pub vectors: usize,
     pub results: Vec<MutantResult>,
     pub batches: usize,
@@ -308,11 +317,12 @@ impl MutateReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "### {} on {}: {} of {} mutants killed in simulation ({} enumerated, {} vectors per run, {} builds, {:.0} s, of which {:.0} s building and {:.0} s in formal checks)\n",
+            "### {} on {}: {} of {} {}mutants killed in simulation ({} enumerated, {} vectors per run, {} builds, {:.0} s, of which {:.0} s building and {:.0} s in formal checks)\n",
             self.unit,
             self.sim,
             self.killed(),
             self.results.len(),
+            if self.control_only { "control " } else { "" },
             self.enumerated,
             self.vectors,
             self.batches,
@@ -1052,6 +1062,9 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
         }
         all.retain(|m| ids.contains(&m.id));
     }
+    if cfg.control_only {
+        all.retain(is_control);
+    }
     let muts = choose(all, cfg.sample, cfg.seed);
     let bench = Bench {
         cfg,
@@ -1136,6 +1149,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
         unit: label,
         sim: cfg.sim,
         enumerated,
+        control_only: cfg.control_only,
         vectors: vecs.len(),
         results,
         batches,

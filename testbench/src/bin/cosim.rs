@@ -116,6 +116,10 @@ struct MutateArgs {
     /// Only these mutation ids (comma-separated, as the report lists them).
     #[arg(long, value_delimiter = ',')]
     only: Option<Vec<usize>>,
+    /// Only the control mutations: of the pipeline control (valid flags,
+    /// ready, load enables) and of every register's enable and reset value.
+    #[arg(long)]
+    control: bool,
     /// Mutants per schema build (at least 1).
     #[arg(long, default_value_t = 256, value_parser = at_least_one)]
     batch: usize,
@@ -517,6 +521,7 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
             corpus: corpus.clone(),
             sample: cli.sample,
             only: cli.only.clone(),
+            control_only: cli.control,
             batch: cli.batch,
             jobs: cli
                 .jobs
