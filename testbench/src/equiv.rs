@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hdl::ir::comb;
 use hdl::ir::mutate::{self, Mutation};
@@ -96,6 +96,48 @@ fn run_tool(tool: &'static str, args: &[&str], dir: &Path) -> Result<String, Equ
     Ok(text)
 }
 
+/// Run `tool` in `dir` with its output (stdout and stderr) in `out`,
+/// stopping it after `limit`: the output, or `None` when it was stopped.
+fn run_limited(
+    tool: &'static str,
+    args: &[&str],
+    dir: &Path,
+    out: &Path,
+    limit: Duration,
+) -> Result<Option<String>, EquivError> {
+    let file = std::fs::File::create(out).map_err(io(out))?;
+    let err = file.try_clone().map_err(io(out))?;
+    let mut child = Command::new(tool)
+        .args(args)
+        .current_dir(dir)
+        .stdout(file)
+        .stderr(err)
+        .spawn()
+        .map_err(|source| EquivError::Tool { tool, source })?;
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(io(out))? {
+            break status;
+        }
+        if t0.elapsed() >= limit {
+            // it may have just finished: either way it is gone after this
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let text = std::fs::read_to_string(out).map_err(io(out))?;
+    if !status.success() {
+        return Err(EquivError::Failed {
+            tool,
+            dir: dir.to_path_buf(),
+            tail: tail(text.as_bytes()),
+        });
+    }
+    Ok(Some(text))
+}
+
 /// Map one view to an AIGER file `<stem>.aig` (with its port map
 /// `<stem>.map`) in `dir`.
 fn to_aiger(view: &Module, header: &[String], dir: &Path, stem: &str) -> Result<(), EquivError> {
@@ -114,7 +156,8 @@ fn to_aiger(view: &Module, header: &[String], dir: &Path, stem: &str) -> Result<
 }
 
 /// Decide every mutation of `muts` (mutants of `module`) under `dir`, `jobs`
-/// at a time, giving ABC about `seconds` each. The views, their AIGER
+/// at a time, giving ABC `seconds` each (its own limit, and then it is
+/// stopped: undecided). The views, their AIGER
 /// files and ABC's answer stay in `dir/gold<k>/` (one per set of reached
 /// outputs) and `dir/m<id>/`.
 pub fn decide_all(
@@ -191,9 +234,13 @@ pub fn decide_all(
             "cec -T {seconds} -C 10000000 {} view.aig",
             gold_aig.display()
         );
-        let said = run_tool("yosys-abc", &["-c", &abc], &d)?;
         let said_path = d.join("abc.txt");
-        std::fs::write(&said_path, &said).map_err(io(&said_path))?;
+        let limit = Duration::from_secs(u64::from(seconds));
+        let Some(said) = run_limited("yosys-abc", &["-c", &abc], &d, &said_path, limit)? else {
+            return Ok(done(Verdict::Undecided(format!(
+                "ABC gave no answer within {seconds} s (--prove-seconds)"
+            ))));
+        };
         if said.contains("Networks are equivalent") {
             return Ok(done(Verdict::Equivalent));
         }
@@ -259,6 +306,20 @@ fn parse_counterexample(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_past_its_limit_is_stopped() {
+        let dir = std::env::temp_dir().join(format!("equiv-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let out = dir.join("out.txt");
+        let t0 = Instant::now();
+        let r = run_limited("sleep", &["30"], &dir, &out, Duration::from_millis(300));
+        assert!(matches!(r, Ok(None)), "{r:?}");
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        let r = run_limited("echo", &["done"], &dir, &out, Duration::from_secs(30));
+        assert_eq!(r.expect("runs").as_deref(), Some("done\n"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn counterexamples_map_back_to_ports() {

@@ -111,7 +111,8 @@ pub fn blocks(
         }
     }
     // every position j of the first value the zero base cannot cover, for
-    // every delta width: values before j fit the zero base (the one just
+    // every delta width: values before j fit the zero base (signed: from
+    // the negative and the positive part, alternately; the one just
     // before j at one of its limits), value j is the base (one past one of
     // the zero base's limits for even j), the values after j fit the base's
     // delta field or the zero base, the last of them at one of the field's
@@ -137,6 +138,17 @@ pub fn blocks(
         let (lo, hi) = ends(d);
         lo.wrapping_add(rng.below(hi.wrapping_sub(lo).wrapping_add(1) & wmask)) & wmask
     };
+    // from the negative part of a signed field, or from its other part
+    let fit_side = |rng: &mut Rng, d: u32, neg: bool| -> u64 {
+        let (lo, hi) = ends(d);
+        if signed && neg {
+            lo.wrapping_add(rng.below(1u64 << (d - 1))) & wmask
+        } else if signed {
+            rng.below(hi + 1)
+        } else {
+            fit(rng, d)
+        }
+    };
     // the limit and the value one past it: the high end, or (signed only)
     // the low end, by `neg`
     let limit = |d: u32, neg: bool| -> (u64, u64) {
@@ -157,7 +169,7 @@ pub fn blocks(
             };
             let mut w: Vec<u64> = (0..nv)
                 .map(|i| match i.cmp(&j) {
-                    std::cmp::Ordering::Less => fit(&mut rng, d),
+                    std::cmp::Ordering::Less => fit_side(&mut rng, d, (i + j) % 2 == 0),
                     std::cmp::Ordering::Equal => base,
                     std::cmp::Ordering::Greater if rng.chance(0.5) => fit(&mut rng, d),
                     std::cmp::Ordering::Greater => base.wrapping_add(fit(&mut rng, d)) & wmask,
@@ -190,14 +202,23 @@ pub fn blocks(
     pairs.truncate(n.saturating_sub(out.len()) / 2);
     for (d, j, k) in pairs {
         // the top bit set, the next one clear: base + delta does not wrap,
-        // and the base fits no field narrower than the value
-        let base = (rng.next_u64() | top) & !(top >> 1) & wmask;
+        // and the base fits no field narrower than the value. Its low d+1
+        // bits clear and a non-zero delta at k: value k has a bit value j
+        // lacks, so a select that takes k, ORs both or takes neither gives
+        // another base
+        let base = (rng.next_u64() | top) & !(top >> 1) & !((1u64 << (d + 1)) - 1) & wmask;
+        let delta = loop {
+            let x = fit(&mut rng, d);
+            if x != 0 {
+                break x;
+            }
+        };
         let w: Vec<u64> = (0..nv)
             .map(|i| {
                 if i == j {
                     base
                 } else if i == k {
-                    base.wrapping_add(fit(&mut rng, d)) & wmask
+                    base.wrapping_add(delta) & wmask
                 } else if i < k || rng.chance(0.5) {
                     fit(&mut rng, d)
                 } else {
@@ -633,6 +654,41 @@ mod tests {
                 assert!(ends[e], "d={d}: no delta at end {e} ({ends:?})");
             }
         }
+    }
+
+    /// Every pair `j < k` at every delta width `d`: a block whose first
+    /// value the zero base cannot cover is `j`, the next one `k`, with
+    /// value `k` fitting the base's field and having a bit value `j` lacks.
+    fn pairs_cover(params: Params, n: usize) {
+        let codec = MagBdi::new(params).expect("params");
+        let nv = params.values();
+        let set = blocks(&codec, n, 3, None).expect("blocks");
+        let mut widths: Vec<u32> = codec.table().sizes.iter().map(|s| s.delta_bits).collect();
+        widths.dedup();
+        for d in widths {
+            let mut seen = vec![vec![false; nv]; nv];
+            for b in &set {
+                let vals = codec.values(b);
+                let mut out = (0..nv).filter(|&i| !codec.fits(vals[i], d));
+                let (Some(j), Some(k)) = (out.next(), out.next()) else {
+                    continue;
+                };
+                let (a, c) = (vals[j], vals[k]);
+                let u = codec.unit(b, d);
+                seen[j][k] |= u.fits && c & !a != 0;
+            }
+            for (j, row) in seen.iter().enumerate() {
+                for (k, &hit) in row.iter().enumerate().skip(j + 1) {
+                    assert!(hit, "d={d}: no pair ({j}, {k})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pairs_of_uncovered_values_reach_every_two_positions() {
+        pairs_cover(Params::new(128, 32, 4, DeltaMode::Unsigned), 4000);
+        pairs_cover(Params::new(128, 16, 4, DeltaMode::Signed), 8000);
     }
 
     #[test]

@@ -147,8 +147,9 @@ struct MutateArgs {
     /// as open.
     #[arg(long)]
     no_prove: bool,
-    /// ABC's time limit per survivor, in seconds (at least 1).
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Time per survivor for ABC, in seconds (at least 1): its own limit,
+    /// then it is stopped and the survivor reported undecided.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
     prove_seconds: u32,
 }
 
