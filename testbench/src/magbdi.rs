@@ -190,16 +190,38 @@ pub fn blocks(
             corner.push(words(&w));
         }
     }
+    // every position i > 0 of a base-relative value at each limit of the
+    // field and one past it, value 0 the base, the others fitting the zero
+    // base: the unit fits, or fails at exactly i
+    for &d in &widths {
+        for i in 1..nv {
+            for neg in if signed {
+                &[false, true][..]
+            } else {
+                &[false][..]
+            } {
+                let (at_limit, past) = limit(d, *neg);
+                let base = (rng.next_u64() | top) & !(top >> 1) & wmask;
+                let mut w: Vec<u64> = (0..nv).map(|x| fit_side(&mut rng, d, x % 2 == 1)).collect();
+                w[0] = base;
+                for delta in [at_limit, past] {
+                    w[i] = base.wrapping_add(delta) & wmask;
+                    corner.push(words(&w));
+                }
+            }
+        }
+    }
     let mut out: Vec<Vec<u8>> = corner.into_iter().take(n).collect();
     // two values the zero base cannot cover, at j < k, every value between
-    // them fitting it: the base must come from j, not k (up to half of the
-    // vectors left, pairs drawn at random when they are more)
+    // them fitting it: the base must come from j, not k (up to three
+    // quarters of the vectors left, pairs drawn at random when they are
+    // more)
     let mut pairs: Vec<(u32, usize, usize)> = widths
         .iter()
         .flat_map(|&d| (0..nv).flat_map(move |j| (j + 1..nv).map(move |k| (d, j, k))))
         .collect();
     rng.shuffle(&mut pairs);
-    pairs.truncate(n.saturating_sub(out.len()) / 2);
+    pairs.truncate(n.saturating_sub(out.len()) * 3 / 4);
     for (d, j, k) in pairs {
         // the top bit set, the next one clear: base + delta does not wrap,
         // and the base fits no field narrower than the value. Its low d+1
@@ -592,7 +614,8 @@ mod tests {
     /// base cannot cover, and (among values the zero base cannot cover) a
     /// delta from the base at each end of the field and one past each end;
     /// in signed mode, every position before the first uncovered value
-    /// holding a negative value the zero base covers.
+    /// holding a negative value the zero base covers; every position after
+    /// the first as the only base-relative value one past each limit.
     fn walk_covers(params: Params) {
         let codec = MagBdi::new(params).expect("params");
         let k = params.base_bytes as u32;
@@ -612,6 +635,9 @@ mod tests {
                 (0, (1u64 << d) - 1)
             };
             let mut firsts = vec![false; params.values()];
+            // value i is the only base-relative value that does not fit,
+            // one past the high (0) or the low (1) limit
+            let mut only_past = vec![[false; 2]; params.values()];
             // value i fits the zero base by its negative side (signed
             // fields) and lies before the first value it cannot cover
             let mut negative_before = vec![!signed; params.values() - 1];
@@ -623,6 +649,16 @@ mod tests {
                     continue;
                 };
                 firsts[j] = true;
+                let misfits: Vec<usize> = (j + 1..vals.len())
+                    .filter(|&i| {
+                        !codec.fits(vals[i], d) && !codec.fits(vals[i].wrapping_sub(vals[j]), d)
+                    })
+                    .collect();
+                if let [i] = misfits[..] {
+                    let delta = vals[i].wrapping_sub(vals[j]) & mask;
+                    only_past[i][0] |= delta == (hi + 1) & mask;
+                    only_past[i][1] |= delta == lo.wrapping_sub(1) & mask;
+                }
                 for (i, &v) in vals[..j].iter().enumerate() {
                     negative_before[i] |= v >= lo && v != 0;
                 }
@@ -643,6 +679,16 @@ mod tests {
                 firsts.iter().all(|&f| f),
                 "d={d}: first uncovered at {firsts:?}"
             );
+            for (i, past) in only_past.iter().enumerate().skip(1) {
+                assert!(
+                    past[0],
+                    "d={d}: value {i} never the only one past the high limit"
+                );
+                assert!(
+                    past[1] || !signed,
+                    "d={d}: value {i} never the only one past the low limit"
+                );
+            }
             assert!(
                 negative_before.iter().all(|&f| f),
                 "d={d}: negative values before the first uncovered one at {negative_before:?}"
