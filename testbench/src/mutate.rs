@@ -21,8 +21,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use golden::mpc::{MpcCodec, BLOCK_BYTES, MAX_BLOCK_BYTES};
+use golden::mpc::{ModelSet, MpcCodec, BLOCK_BYTES, MAX_BLOCK_BYTES};
 use hdl::ir::mutate::{self, Mutation, Site};
+use hdl::ir::Module;
 use hdl::unit::UnitDescription;
 
 use crate::compare::{self, Expect, Shard};
@@ -965,6 +966,47 @@ pub fn first_difference(
     ))
 }
 
+/// An MPC unit of a model set in the IR: the set, a label, the module and
+/// its description.
+fn mpc_unit_of(
+    model: &Path,
+    unit: Unit,
+) -> Result<(ModelSet, String, Module, UnitDescription), MutateError> {
+    let set = rtl::load_set(model).map_err(RunError::from)?;
+    let label = format!("the MPC {unit} of model set {}", set.name);
+    let ir_err = |source| MutateError::Ir {
+        unit: label.clone(),
+        source,
+    };
+    let (module, desc) = match unit {
+        Unit::Compressor => hdl::mpc::compressor::build_described(&set).map_err(ir_err)?,
+        Unit::Decompressor => hdl::mpc::decompressor::build_described(&set).map_err(ir_err)?,
+        Unit::Loopback => return Err(MutateError::Unit(unit)),
+    };
+    Ok((set, label, module, desc))
+}
+
+/// Every single mutation of the unit of `design`, with the unit's label
+/// (what `cosim mutate --list` prints).
+pub fn mutations(design: &Design) -> Result<(String, Vec<Mutation>), MutateError> {
+    let (label, module) = match design {
+        Design::Mpc { model, unit } => {
+            let (_, label, module, _) = mpc_unit_of(model, *unit)?;
+            (label, module)
+        }
+        Design::MagBdi { params, unit } => {
+            let t = crate::magbdi::target(*params, *unit, 1, 1, None)?;
+            (t.label, t.module)
+        }
+        Design::Dpc { params, unit } => {
+            let t = crate::dpc::target(*params, *unit, 1, 1, None)?;
+            (t.label, t.module)
+        }
+    };
+    let all = mutate::enumerate(&module);
+    Ok((label, all))
+}
+
 /// Run the mutation test of one unit.
 pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
     let t0 = Instant::now();
@@ -1002,19 +1044,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
     let mpc_unit;
     let (module, desc, kind, vecs) = match (&cfg.design, &stream) {
         (Design::Mpc { model, unit }, _) => {
-            let set = rtl::load_set(model).map_err(RunError::from)?;
-            let label = format!("the MPC {unit} of model set {}", set.name);
-            let ir_err = |source| MutateError::Ir {
-                unit: label.clone(),
-                source,
-            };
-            let (module, desc) = match unit {
-                Unit::Compressor => hdl::mpc::compressor::build_described(&set).map_err(ir_err)?,
-                Unit::Decompressor => {
-                    hdl::mpc::decompressor::build_described(&set).map_err(ir_err)?
-                }
-                Unit::Loopback => return Err(MutateError::Unit(*unit)),
-            };
+            let (set, label, module, desc) = mpc_unit_of(model, *unit)?;
             let codec = MpcCodec::new(&set);
             let mut tags = Tags::new();
             let vectors = match unit {

@@ -14,6 +14,7 @@ use anyhow::{anyhow, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use golden::dpc::DpcParams;
 use golden::magbdi::{DeltaMode, Params};
+use hdl::ir::mutate::Mutation;
 use testbench::dpc::{parse_unit, DpcConfig};
 use testbench::magbdi::MagBdiConfig;
 use testbench::mutate::MutateConfig;
@@ -116,6 +117,11 @@ struct MutateArgs {
     /// Only these mutation ids (comma-separated, as the report lists them).
     #[arg(long, value_delimiter = ',')]
     only: Option<Vec<usize>>,
+    /// Print every mutation of the chosen units (id, operator, stage,
+    /// signal, the node before and after; with `--control`, the control
+    /// ones) and stop: no simulation.
+    #[arg(long)]
+    list: bool,
     /// Only the control mutations: of the pipeline control (valid flags,
     /// ready, load enables) and of every register's enable and reset value.
     #[arg(long)]
@@ -504,6 +510,25 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
             )
         }
     };
+    if cli.list {
+        let control = |m: &Mutation| testbench::mutate::is_control(m);
+        for design in &designs {
+            let (label, all) = testbench::mutate::mutations(design)?;
+            println!("# {label}: {} single mutations", all.len());
+            println!("# id\toperator\tstage\tsignal\tbefore -> after");
+            for m in all.iter().filter(|m| !cli.control || control(m)) {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}",
+                    m.id,
+                    m.op.family(),
+                    testbench::mutate::stage_of(m),
+                    m.signal,
+                    m.text
+                );
+            }
+        }
+        return Ok(true);
+    }
     sim::check_installed(sim)?;
     let config_dir = match designs.first() {
         Some(d) => d.config_dir()?,
