@@ -155,6 +155,17 @@ fn name(d: &Decl) -> String {
     d.name.to_string()
 }
 
+/// Every output whose cone, through values, register next values and
+/// enables, holds the signal mutation `mu` changes: the only outputs the
+/// mutant can change, whatever the mutation.
+pub fn reached_outputs(m: &Module, mu: &Mutation) -> Vec<String> {
+    (0..m.decls.len())
+        .filter(|&o| m.decls[o].kind == SignalKind::Output)
+        .filter(|&o| cone(m, &[o], true).contains(&mu.index))
+        .map(|o| name(&m.decls[o]))
+        .collect()
+}
+
 /// The outputs mutation `mu` of `m` can reach, when its equivalence can be
 /// decided on the [`transparent`] view; otherwise why not.
 pub fn data_path_scope(m: &Module, mu: &Mutation) -> Result<Vec<String>, String> {

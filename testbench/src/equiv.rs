@@ -3,7 +3,10 @@
 //! mutant ([`hdl::ir::comb`]) on the outputs the mutation reaches are
 //! mapped to AIGER by Yosys, and ABC's combinational equivalence checker
 //! (`cec`) either proves them equivalent or returns an input on which the
-//! two differ, a vector that kills the mutant.
+//! two differ, a vector that kills the mutant. Control mutants (pipeline
+//! control, enables, reset values), outside the views' scope, are decided
+//! by temporal induction on a miter of the two sequential units (Yosys
+//! `sat -tempinduct`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +16,7 @@ use std::time::{Duration, Instant};
 use hdl::ir::comb;
 use hdl::ir::mutate::{self, Mutation};
 use hdl::ir::Module;
+use hdl::unit::UnitDescription;
 
 /// What the formal check says about one mutant.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,7 +28,7 @@ pub enum Verdict {
     Counterexample(BTreeMap<String, Vec<bool>>),
     /// The combinational argument does not apply (why).
     OutOfScope(String),
-    /// ABC gave up within its limits (what it said).
+    /// ABC or Yosys gave up within its limits (what it said, or why).
     Undecided(String),
 }
 
@@ -155,6 +159,118 @@ fn to_aiger(view: &Module, header: &[String], dir: &Path, stem: &str) -> Result<
     Ok(())
 }
 
+/// The miter of a sequential check: the unit as generated (`gold`) and the
+/// mutant (`gate`) on the same inputs; `ok` is high while the two agree
+/// on everything a testbench sees: `in_ready`, `out_valid`, and every
+/// other output in `reached` while `out_valid` is high (the outputs the
+/// mutation cannot reach are equal by construction; leaving them out
+/// leaves their logic out of the problem).
+fn miter_verilog(desc: &UnitDescription, reached: &[String]) -> String {
+    use hdl::unit::Direction;
+    let mut v = String::from("module miter (\n");
+    let mut decl = Vec::new();
+    let mut wires = String::new();
+    let (mut g, mut m) = (Vec::new(), Vec::new());
+    let mut data = Vec::new();
+    for p in &desc.ports {
+        let range = if p.width > 1 {
+            format!("[{}:0] ", p.width - 1)
+        } else {
+            String::new()
+        };
+        match p.dir {
+            Direction::Input => {
+                decl.push(format!("  input wire {range}{}", p.name));
+                g.push(format!(".{0}({0})", p.name));
+                m.push(format!(".{0}({0})", p.name));
+            }
+            Direction::Output => {
+                wires.push_str(&format!("  wire {range}g_{0}, m_{0};\n", p.name));
+                g.push(format!(".{0}(g_{0})", p.name));
+                m.push(format!(".{0}(m_{0})", p.name));
+                if p.name != "in_ready" && p.name != "out_valid" && reached.contains(&p.name) {
+                    data.push(format!("(g_{0} == m_{0})", p.name));
+                }
+            }
+        }
+    }
+    decl.push("  output wire ok".to_string());
+    v.push_str(&decl.join(",\n"));
+    v.push_str("\n);\n");
+    v.push_str(&wires);
+    v.push_str(&format!("  gold g ({});\n", g.join(", ")));
+    v.push_str(&format!("  gate m ({});\n", m.join(", ")));
+    let data = if data.is_empty() {
+        "1'b1".to_string()
+    } else {
+        data.join(" && ")
+    };
+    v.push_str(&format!(
+        "  assign ok = (g_in_ready == m_in_ready) && (g_out_valid == m_out_valid) && (!g_out_valid || ({data}));\nendmodule\n"
+    ));
+    v
+}
+
+/// Decide a control mutant (of the pipeline control, an enable or a reset
+/// value) by temporal induction on the miter ([`miter_verilog`]) with
+/// Yosys' SAT solver: every register starts at zero, reset is high in the
+/// first step, and `ok` must hold in every later step; `depth` bounds the
+/// induction length. Equivalent when the induction closes; a model of the
+/// base case is a run from reset that tells the two apart (not turned
+/// into a vector: undecided, with the number of steps); otherwise
+/// undecided.
+fn decide_sequential(
+    module: &Module,
+    mutant: &Module,
+    desc: &UnitDescription,
+    reached: &[String],
+    d: &Path,
+    seconds: u32,
+    depth: u32,
+) -> Result<Verdict, EquivError> {
+    let write = |name: &str, text: String| -> Result<(), EquivError> {
+        let path = d.join(name);
+        std::fs::write(&path, text).map_err(io(&path))
+    };
+    let emit = |m: &Module, what: &str| {
+        m.emit(&[format!(
+            "{what}, for the sequential equivalence check of a mutant: not a design file."
+        )])
+        .map_err(|source| EquivError::Ir {
+            mutation: what.to_string(),
+            source,
+        })
+    };
+    write("gold.v", emit(module, "The unit as generated")?)?;
+    write("gate.v", emit(mutant, "The mutant")?)?;
+    write("miter.v", miter_verilog(desc, reached))?;
+    let name = module.name();
+    let script = format!(
+        "read_verilog gold.v; rename {name} gold; read_verilog gate.v; rename {name} gate; \
+         read_verilog miter.v; prep -top miter; flatten; opt_clean; \
+         sat -tempinduct -prove ok 1 -set-at 1 rst 1 -set-init-zero -seq 1 \
+         -maxsteps {depth} -timeout {seconds}"
+    );
+    let out = d.join("yosys-sat.txt");
+    let limit = Duration::from_secs(u64::from(seconds) + 30);
+    let Some(said) = run_limited("yosys", &["-p", &script], d, &out, limit)? else {
+        return Ok(Verdict::Undecided(format!(
+            "Yosys gave no answer within {seconds} s (--prove-seconds)"
+        )));
+    };
+    if said.contains("SUCCESS!") {
+        return Ok(Verdict::Equivalent);
+    }
+    if said.contains("model found for base case: FAIL!") {
+        return Ok(Verdict::Undecided(
+            "not equivalent: a run from reset tells the mutant apart (Yosys sat, base case), not yet a vector".to_string(),
+        ));
+    }
+    Ok(Verdict::Undecided(format!(
+        "the induction did not close within {depth} steps (Yosys sat)"
+    )))
+}
+
 /// Decide every mutation of `muts` (mutants of `module`) under `dir`, `jobs`
 /// at a time, giving ABC `seconds` each (its own limit, and then it is
 /// stopped: undecided). The views, their AIGER
@@ -162,6 +278,7 @@ fn to_aiger(view: &Module, header: &[String], dir: &Path, stem: &str) -> Result<
 /// outputs) and `dir/m<id>/`.
 pub fn decide_all(
     module: &Module,
+    desc: &UnitDescription,
     muts: &[Mutation],
     dir: &Path,
     seconds: u32,
@@ -206,6 +323,21 @@ pub fn decide_all(
         };
         let outputs = match &scopes[i] {
             Ok(o) => o,
+            Err(why) if crate::mutate::is_control(mu) => {
+                let d = dir.join(format!("m{}", mu.id));
+                std::fs::create_dir_all(&d).map_err(io(&d))?;
+                let mutant = mutate::apply(module, mu).map_err(|source| EquivError::Ir {
+                    mutation: mu.text.clone(),
+                    source,
+                })?;
+                let depth = 2 * desc.latency as u32 + 4;
+                let reached = comb::reached_outputs(module, mu);
+                let v = decide_sequential(module, &mutant, desc, &reached, &d, seconds, depth)?;
+                return Ok(done(match v {
+                    Verdict::Undecided(said) => Verdict::Undecided(format!("{why}; {said}")),
+                    v => v,
+                }));
+            }
             Err(why) => return Ok(done(Verdict::OutOfScope(why.clone()))),
         };
         let g = golds.iter().position(|o| o == outputs).unwrap_or(0);

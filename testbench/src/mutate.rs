@@ -230,6 +230,8 @@ impl MutantResult {
         let own = self.mutation.section.as_deref().and_then(stage_number);
         match (&self.located, own) {
             (Some(Located::Stage { stage, .. }), Some(s)) => *stage == s,
+            // the pipeline control's own signal (a valid flag) differs
+            (Some(Located::Stage { signal, .. }), None) => *signal == self.mutation.signal,
             (Some(Located::Rule(_)), _) => is_control(&self.mutation),
             _ => false,
         }
@@ -248,7 +250,7 @@ pub enum Closure {
     CounterexampleSurvived,
     /// The combinational check does not apply (why).
     OutOfScope(String),
-    /// ABC gave up within its time limit (what it said).
+    /// The formal check gave up within its limits (what it said).
     Undecided(String),
 }
 
@@ -451,7 +453,10 @@ impl MutateReport {
                         "OPEN: its counterexample did not kill it in simulation".to_string()
                     }
                     Some(Closure::OutOfScope(why)) => format!("OPEN: not decidable here: {why}"),
-                    Some(Closure::Undecided(_)) => "OPEN: ABC gave up".to_string(),
+                    Some(Closure::Undecided(said)) => {
+                        let last = said.lines().last().unwrap_or("");
+                        format!("OPEN: undecided: {last}")
+                    }
                 };
                 let _ = writeln!(
                     s,
@@ -682,15 +687,7 @@ impl Bench<'_> {
         };
         let n = vecs.len();
         let stages = self.desc.latency;
-        let sched = Schedule::generate(
-            &ScheduleConfig {
-                stall: cfg.stall,
-                resets: cfg.resets,
-                seed: Rng::fork(cfg.seed, 7).next_u64(),
-            },
-            n,
-            stages,
-        );
+        let sched = self.schedule(n);
         let sched_path = root.join("schedule.hex");
         sched.write(&sched_path).map_err(RunError::from)?;
         let model = schedule::model_run(&sched, stages, n as u64, u64::MAX / 2);
@@ -884,19 +881,60 @@ impl Bench<'_> {
         })
     }
 
-    /// Where a kill points ([`Located`]).
-    fn locate(&self, mu: &Mutation, kill: &Kill) -> Located {
+    /// The stall, backpressure and reset schedule of a run of `n` vectors.
+    fn schedule(&self, n: usize) -> Schedule {
+        Schedule::generate(
+            &ScheduleConfig {
+                stall: self.cfg.stall,
+                resets: self.cfg.resets,
+                seed: Rng::fork(self.cfg.seed, 7).next_u64(),
+            },
+            n,
+            self.desc.latency,
+        )
+    }
+
+    /// Where a kill points ([`Located`]): the handshake rule it broke;
+    /// else the first stage where the killing vector, flowing alone,
+    /// differs ([`first_difference`]); else, for a kill of the run on
+    /// `vecs` (`replay`), the first stage register holding a valid vector
+    /// that differs when the run is replayed ([`replay_difference`]).
+    fn locate(&self, mu: &Mutation, kill: &Kill, vecs: &Vecs, replay: bool) -> Located {
         if let Some(p) = kill.rule {
             return Located::Rule(p);
         }
         let Some(ports) = &kill.input else {
             return Located::Nowhere(kill.how.clone());
         };
-        match first_difference(self.module, mu, self.desc, ports) {
+        let alone = match first_difference(self.module, mu, self.desc, ports) {
             Ok(l) => l,
-            Err(e) => Located::Nowhere(format!("IR evaluation: {e}")),
+            Err(e) => return Located::Nowhere(format!("IR evaluation: {e}")),
+        };
+        match (&alone, kill.vectors) {
+            (Located::Nowhere(_), Some(k)) if replay => {
+                let n = vecs.len();
+                let sched = self.schedule(n);
+                let ports_of = |i: usize| self.ports(vecs, i);
+                match replay_difference(self.module, mu, self.desc, &sched, n, k, &ports_of) {
+                    Ok(Some(l)) => l,
+                    Ok(None) => alone,
+                    Err(e) => Located::Nowhere(format!("IR evaluation: {e}")),
+                }
+            }
+            _ => alone,
         }
     }
+}
+
+/// Port bits (least significant first) as a `width`-bit IR value.
+fn bits(v: &[bool], width: u32) -> Result<hdl::ir::Bits, hdl::ir::IrError> {
+    let mut words = vec![0u64; (width as usize).div_ceil(64)];
+    for (i, &b) in v.iter().enumerate().take(width as usize) {
+        if b {
+            words[i / 64] |= 1 << (i % 64);
+        }
+    }
+    hdl::ir::Bits::from_words(&words, width)
 }
 
 /// Let the vector `ports` flow alone through the unit as generated and
@@ -909,17 +947,8 @@ pub fn first_difference(
     desc: &UnitDescription,
     ports: &BTreeMap<String, Vec<bool>>,
 ) -> Result<Located, hdl::ir::IrError> {
-    use hdl::ir::{Bits, Sim};
+    use hdl::ir::Sim;
     let mutant = mutate::apply(m, mu)?;
-    let bits = |v: &[bool], width: u32| -> Result<Bits, hdl::ir::IrError> {
-        let mut words = vec![0u64; (width as usize).div_ceil(64)];
-        for (i, &b) in v.iter().enumerate().take(width as usize) {
-            if b {
-                words[i / 64] |= 1 << (i % 64);
-            }
-        }
-        Bits::from_words(&words, width)
-    };
     let mut sims = [Sim::new(m)?, Sim::new(&mutant)?];
     for sim in &mut sims {
         sim.set_u128("rst", 1)?;
@@ -964,6 +993,122 @@ pub fn first_difference(
     Ok(Located::Nowhere(
         "the vector alone flows through unchanged".to_string(),
     ))
+}
+
+/// Replay a run in the IR evaluator: the unit as generated and the mutant
+/// side by side, driven cycle by cycle as the testbench drives them
+/// (`tb/stream_driver.svh`, the same rules as [`schedule::model_run`]:
+/// the schedule's resets, offers and backpressure, the unit's `in_ready`),
+/// vectors from `ports_of`, until `upto` vectors have been delivered.
+/// After every edge, each stage's valid flag and, while the unit's flag
+/// is set, its registers from the unit description are compared: the
+/// first that differs, or `None`. This finds faults a vector alone cannot
+/// show, such as a stage register that loads while its stage is stalled.
+pub fn replay_difference(
+    m: &hdl::ir::Module,
+    mu: &Mutation,
+    desc: &UnitDescription,
+    sched: &Schedule,
+    n: usize,
+    upto: u64,
+    ports_of: &dyn Fn(usize) -> BTreeMap<String, Vec<bool>>,
+) -> Result<Option<Located>, hdl::ir::IrError> {
+    use hdl::ir::Sim;
+    let mutant = mutate::apply(m, mu)?;
+    let mut sims = [Sim::new(m)?, Sim::new(&mutant)?];
+    let widths: BTreeMap<&str, u32> = desc
+        .ports
+        .iter()
+        .map(|p| (p.name.as_str(), p.width))
+        .collect();
+    let offer = |sims: &mut [Sim; 2], i: usize| -> Result<(), hdl::ir::IrError> {
+        for (name, v) in ports_of(i) {
+            if let Some(&w) = widths.get(name.as_str()) {
+                let b = bits(&v, w)?;
+                for sim in sims.iter_mut() {
+                    sim.set(&name, &b)?;
+                }
+            }
+        }
+        Ok(())
+    };
+    // the boot reset
+    for sim in &mut sims {
+        sim.set_u128("rst", 1)?;
+        sim.set_u128("in_valid", 0)?;
+        sim.set_u128("out_ready", 0)?;
+        sim.step();
+    }
+    let (mut rst, mut in_valid) = (true, false);
+    let (mut next_idx, mut n_out, mut in_ready) = (0usize, 0u64, false);
+    let max_cycles = sched.cycles.len() as u64 + 64 * (n as u64 + 16);
+    for c in 0..max_cycles {
+        // what the driver drives in cycle c (from the values it sampled at
+        // the edge that ended cycle c - 1)
+        let b = sched.at(c);
+        if b.rst && !rst {
+            next_idx = n_out as usize;
+        }
+        let old_rst = rst;
+        rst = b.rst;
+        let out_ready = !rst && b.ready;
+        if rst {
+            in_valid = false;
+        } else {
+            if in_valid && !in_ready && !old_rst {
+                // the offer stays
+            } else if next_idx < n && b.valid {
+                offer(&mut sims, next_idx)?;
+                in_valid = true;
+            } else {
+                in_valid = false;
+            }
+        }
+        for sim in &mut sims {
+            sim.set_u128("rst", u128::from(rst))?;
+            sim.set_u128("in_valid", u128::from(in_valid))?;
+            sim.set_u128("out_ready", u128::from(out_ready))?;
+        }
+        in_ready = !sims[0].get("in_ready")?.is_zero();
+        let out_valid = !sims[0].get("out_valid")?.is_zero();
+        if !rst {
+            if out_valid && out_ready {
+                n_out += 1;
+            }
+            if in_valid && in_ready {
+                next_idx += 1;
+            }
+        }
+        for sim in &mut sims {
+            sim.step();
+        }
+        for st in &desc.stages {
+            let flag = format!("s{}_valid", st.stage);
+            let [a, b] = &mut sims;
+            let held = a.get(&flag)?;
+            if held != b.get(&flag)? {
+                return Ok(Some(Located::Stage {
+                    stage: st.stage,
+                    signal: flag,
+                }));
+            }
+            if held.is_zero() {
+                continue;
+            }
+            for name in &st.registers {
+                if a.get(name)? != b.get(name)? {
+                    return Ok(Some(Located::Stage {
+                        stage: st.stage,
+                        signal: name.clone(),
+                    }));
+                }
+            }
+        }
+        if n_out >= upto {
+            break;
+        }
+    }
+    Ok(None)
 }
 
 /// An MPC unit of a model set in the IR: the set, a label, the module and
@@ -1126,6 +1271,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
         let open_muts: Vec<Mutation> = open.iter().map(|&i| results[i].mutation.clone()).collect();
         let decided = equiv::decide_all(
             &module,
+            &desc,
             &open_muts,
             &root.join("equiv"),
             cfg.prove_seconds,
@@ -1170,7 +1316,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             (Some(k), _) | (None, Some(Closure::CounterexampleKilled(k))) => k,
             _ => return None,
         };
-        Some(bench.locate(&r.mutation, kill))
+        Some(bench.locate(&r.mutation, kill, &vecs, r.kill.is_some()))
     });
     for (r, l) in results.iter_mut().zip(located) {
         r.located = l;
