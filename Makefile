@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint mutate cosim-all cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short clean
+.PHONY: all setup run gen test lint mutate mutate-control cosim-all cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short clean
 
 all: run
 
@@ -149,8 +149,9 @@ cosim:
 ## 128/32/4, 3,472 for 128/16/4); survivors decided formally; reports
 ## in build/<config>/mutate/report.md; fails when a mutant stays open.
 ## MUTATE_SAMPLE=N draws N mutants per unit instead of all (models/default:
-## 22,858 compressor and 17,051 decompressor mutations; BDI 128/32/4:
-## 13,561 and 1,207; BDI 128/16/4 signed: 34,690 and ...).
+## 22,861 compressor and 17,055 decompressor mutations; BDI 128/32/4:
+## 13,561 and 1,207; BDI 128/16/4 signed: 34,690 and 3,011; DPC: 5,475 to
+## 6,922 per unit).
 MUTATE_BLOCKS     ?= 2000
 MUTATE_BDI_BLOCKS ?= 8000
 MUTATE_SAMPLE     ?=
@@ -160,6 +161,15 @@ mutate:
 	$(CARGO) run --release -p testbench --bin cosim -- mutate --design magbdi --block 128 --mag 32 --base 4 --unit all --blocks $(MUTATE_BDI_BLOCKS) $(MUTATE_ARGS)
 	$(CARGO) run --release -p testbench --bin cosim -- mutate --design magbdi --block 128 --mag 16 --base 4 --mode signed --unit all --blocks $(MUTATE_BDI_BLOCKS) $(MUTATE_ARGS)
 	$(CARGO) run --release -p testbench --bin cosim -- mutate --design dpc --unit all --blocks $(MUTATE_BLOCKS) $(MUTATE_ARGS)
+
+## Every control mutation (pipeline control, enables, reset values) of the
+## same units: a few minutes; a sampled `make mutate` holds few of them.
+## Reports in build/<config>/mutate/control-report.md.
+mutate-control:
+	$(CARGO) run --release -p testbench --bin cosim -- mutate --control --design mpc --model $(MODEL) --unit all --blocks $(MUTATE_BLOCKS) $(MUTATE_ARGS)
+	$(CARGO) run --release -p testbench --bin cosim -- mutate --control --design magbdi --block 128 --mag 32 --base 4 --unit all --blocks $(MUTATE_BDI_BLOCKS) $(MUTATE_ARGS)
+	$(CARGO) run --release -p testbench --bin cosim -- mutate --control --design magbdi --block 128 --mag 16 --base 4 --mode signed --unit all --blocks $(MUTATE_BDI_BLOCKS) $(MUTATE_ARGS)
+	$(CARGO) run --release -p testbench --bin cosim -- mutate --control --design dpc --unit all --blocks $(MUTATE_BLOCKS) $(MUTATE_ARGS)
 
 ## Throughput benchmarks of the golden codecs over the corpus.
 bench:

@@ -146,7 +146,8 @@ struct MutateArgs {
     #[arg(long, short, value_parser = at_least_one)]
     jobs: Option<usize>,
     /// Write the report (Markdown) here [default:
-    /// <build>/<set or configuration>/mutate/report.md].
+    /// <build>/<set or configuration>/mutate/report.md, control-report.md
+    /// with --control].
     #[arg(long)]
     report: Option<PathBuf>,
     /// Do not decide the survivors formally (Yosys and ABC): report them
@@ -566,10 +567,14 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
         text.push('\n');
         all_killed &= report.open().next().is_none();
     }
-    let report = cli
-        .report
-        .clone()
-        .unwrap_or_else(|| cli.build.join(&config_dir).join("mutate").join("report.md"));
+    let report = cli.report.clone().unwrap_or_else(|| {
+        let name = if cli.control {
+            "control-report.md"
+        } else {
+            "report.md"
+        };
+        cli.build.join(&config_dir).join("mutate").join(name)
+    });
     std::fs::write(&report, &text).with_context(|| format!("writing {}", report.display()))?;
     println!("cosim mutate: report in {}", report.display());
     println!(
