@@ -997,8 +997,8 @@ pub fn first_difference(
 
 /// Replay a run in the IR evaluator: the unit as generated and the mutant
 /// side by side, driven cycle by cycle as the testbench drives them
-/// (`tb/stream_driver.svh`, the same rules as [`schedule::model_run`]:
-/// the schedule's resets, offers and backpressure, the unit's `in_ready`),
+/// ([`schedule::Driver`]: the schedule's resets, offers and backpressure,
+/// the unit's `in_ready`),
 /// vectors from `ports_of`, until `upto` vectors have been delivered.
 /// After every edge, each stage's valid flag and, while the unit's flag
 /// is set, its registers from the unit description are compared: the
@@ -1039,46 +1039,21 @@ pub fn replay_difference(
         sim.set_u128("out_ready", 0)?;
         sim.step();
     }
-    let (mut rst, mut in_valid) = (true, false);
-    let (mut next_idx, mut n_out, mut in_ready) = (0usize, 0u64, false);
+    let mut drv = schedule::Driver::new(sched, n as u64);
+    let mut in_ready = false;
     let max_cycles = sched.cycles.len() as u64 + 64 * (n as u64 + 16);
     for c in 0..max_cycles {
-        // what the driver drives in cycle c (from the values it sampled at
-        // the edge that ended cycle c - 1)
-        let b = sched.at(c);
-        if b.rst && !rst {
-            next_idx = n_out as usize;
-        }
-        let old_rst = rst;
-        rst = b.rst;
-        let out_ready = !rst && b.ready;
-        if rst {
-            in_valid = false;
-        } else {
-            if in_valid && !in_ready && !old_rst {
-                // the offer stays
-            } else if next_idx < n && b.valid {
-                offer(&mut sims, next_idx)?;
-                in_valid = true;
-            } else {
-                in_valid = false;
-            }
+        if drv.drive(c, in_ready) {
+            offer(&mut sims, drv.offered as usize)?;
         }
         for sim in &mut sims {
-            sim.set_u128("rst", u128::from(rst))?;
-            sim.set_u128("in_valid", u128::from(in_valid))?;
-            sim.set_u128("out_ready", u128::from(out_ready))?;
+            sim.set_u128("rst", u128::from(drv.rst))?;
+            sim.set_u128("in_valid", u128::from(drv.in_valid))?;
+            sim.set_u128("out_ready", u128::from(drv.out_ready))?;
         }
         in_ready = !sims[0].get("in_ready")?.is_zero();
         let out_valid = !sims[0].get("out_valid")?.is_zero();
-        if !rst {
-            if out_valid && out_ready {
-                n_out += 1;
-            }
-            if in_valid && in_ready {
-                next_idx += 1;
-            }
-        }
+        drv.edge(out_valid, in_ready);
         for sim in &mut sims {
             sim.step();
         }
@@ -1104,7 +1079,7 @@ pub fn replay_difference(
                 }
             }
         }
-        if n_out >= upto {
+        if drv.n_out >= upto {
             break;
         }
     }

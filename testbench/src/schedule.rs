@@ -252,74 +252,114 @@ pub struct ModelRun {
     pub cycles: u64,
 }
 
-/// Run the testbench driver (tb/stream_driver.svh, same rules) against an ideal
-/// `stages`-deep pipeline with the interface's ready chain (a stage takes a
-/// new entry when it is empty or its content moves on; reset empties it),
-/// for `n` vectors.
+/// The testbench driver (tb/stream_driver.svh, the same rules), cycle by
+/// cycle, for any unit: [`Driver::drive`] gives what it drives in a cycle,
+/// [`Driver::edge`] counts the handshakes at the edge that ends it.
+#[derive(Clone, Debug)]
+pub struct Driver<'a> {
+    s: &'a Schedule,
+    n: u64,
+    /// Driven in the current cycle.
+    pub rst: bool,
+    pub in_valid: bool,
+    pub out_ready: bool,
+    /// The vector on the input bus (the last one offered).
+    pub offered: u64,
+    /// The vector offered next (or being offered).
+    pub next_idx: u64,
+    /// Vectors delivered.
+    pub n_out: u64,
+    pub resets: Vec<ResetEvent>,
+}
+
+impl<'a> Driver<'a> {
+    /// The driver after the boot reset, before cycle 0, for `n` vectors.
+    pub fn new(s: &'a Schedule, n: u64) -> Driver<'a> {
+        Driver {
+            s,
+            n,
+            rst: true,
+            in_valid: false,
+            out_ready: false,
+            offered: 0,
+            next_idx: 0,
+            n_out: 0,
+            resets: Vec::new(),
+        }
+    }
+
+    /// Drive cycle `c`, with the unit's `in_ready` as sampled at the edge
+    /// that ended cycle `c - 1`: true when a new vector (`offered`) goes on
+    /// the bus.
+    pub fn drive(&mut self, c: u64, in_ready: bool) -> bool {
+        let b = self.s.at(c);
+        if b.rst && !self.rst {
+            self.resets.push(ResetEvent {
+                cycle: c,
+                first: self.n_out,
+                dropped: self.next_idx - self.n_out,
+            });
+            self.next_idx = self.n_out;
+        }
+        let old_rst = self.rst;
+        self.rst = b.rst;
+        if b.rst {
+            self.in_valid = false;
+            self.out_ready = false;
+            return false;
+        }
+        self.out_ready = b.ready;
+        if self.in_valid && !in_ready && !old_rst {
+            // the offer stays until it is taken
+            false
+        } else if self.next_idx < self.n && b.valid {
+            self.in_valid = true;
+            self.offered = self.next_idx;
+            true
+        } else {
+            self.in_valid = false;
+            false
+        }
+    }
+
+    /// The edge that ends the cycle, with the unit's `out_valid` and
+    /// `in_ready` in it: the vector delivered and the vector accepted, if
+    /// any (none in reset).
+    pub fn edge(&mut self, out_valid: bool, in_ready: bool) -> (Option<u64>, Option<u64>) {
+        if self.rst {
+            return (None, None);
+        }
+        let mut delivered = None;
+        if out_valid && self.out_ready {
+            delivered = Some(self.n_out);
+            self.n_out += 1;
+        }
+        let mut accepted = None;
+        if self.in_valid && in_ready {
+            accepted = Some(self.next_idx);
+            self.next_idx += 1;
+        }
+        (delivered, accepted)
+    }
+}
+
+/// Run the testbench driver ([`Driver`]) against an ideal `stages`-deep
+/// pipeline with the interface's ready chain (a stage takes a new entry
+/// when it is empty or its content moves on; reset empties it), for `n`
+/// vectors.
 pub fn model_run(s: &Schedule, stages: usize, n: u64, max_cycles: u64) -> ModelRun {
     let mut valid = vec![false; stages];
     let mut tag = vec![0u64; stages];
     let mut enable = vec![false; stages];
     let mut acc = vec![0u64; n as usize];
     let mut run = ModelRun::default();
-    let (mut next_idx, mut n_out) = (0u64, 0u64);
-    // state driven for the current cycle
-    let mut rst = true;
-    let mut in_valid = false;
-    let mut out_ready = false;
-    let mut offered = 0u64;
+    let mut drv = Driver::new(s, n);
     let mut in_ready = false;
     let mut c = 0u64;
-    // drive(0) after the boot reset
-    let drive = |c: u64,
-                 rst: &mut bool,
-                 in_valid: &mut bool,
-                 out_ready: &mut bool,
-                 offered: &mut u64,
-                 in_ready: bool,
-                 next_idx: &mut u64,
-                 n_out: u64,
-                 resets: &mut Vec<ResetEvent>| {
-        let b = s.at(c);
-        if b.rst && !*rst {
-            resets.push(ResetEvent {
-                cycle: c,
-                first: n_out,
-                dropped: *next_idx - n_out,
-            });
-            *next_idx = n_out;
-        }
-        let old_rst = *rst;
-        *rst = b.rst;
-        if b.rst {
-            *in_valid = false;
-            *out_ready = false;
-        } else {
-            *out_ready = b.ready;
-            if *in_valid && !in_ready && !old_rst {
-                // keep the offer
-            } else if *next_idx < n && b.valid {
-                *in_valid = true;
-                *offered = *next_idx;
-            } else {
-                *in_valid = false;
-            }
-        }
-    };
-    drive(
-        0,
-        &mut rst,
-        &mut in_valid,
-        &mut out_ready,
-        &mut offered,
-        in_ready,
-        &mut next_idx,
-        n_out,
-        &mut run.resets,
-    );
+    drv.drive(0, in_ready);
     while c < max_cycles {
         // combinational ready chain
-        let mut down = out_ready;
+        let mut down = drv.out_ready;
         for i in (0..stages).rev() {
             enable[i] = !valid[i] || down;
             down = enable[i];
@@ -327,28 +367,25 @@ pub fn model_run(s: &Schedule, stages: usize, n: u64, max_cycles: u64) -> ModelR
         in_ready = enable[0];
         let out_valid = valid[stages - 1];
         // the edge that ends cycle c
-        if !rst {
-            if out_valid && out_ready {
-                run.deliveries.push(Delivery {
-                    idx: n_out,
-                    cycle: c,
-                    latency: c - acc[n_out as usize],
-                });
-                n_out += 1;
-            }
-            if in_valid && in_ready {
-                acc[next_idx as usize] = c;
-                next_idx += 1;
-            }
+        let (delivered, accepted) = drv.edge(out_valid, in_ready);
+        if let Some(idx) = delivered {
+            run.deliveries.push(Delivery {
+                idx,
+                cycle: c,
+                latency: c - acc[idx as usize],
+            });
         }
-        if rst {
+        if let Some(idx) = accepted {
+            acc[idx as usize] = c;
+        }
+        if drv.rst {
             valid.iter_mut().for_each(|v| *v = false);
         } else {
             for i in (0..stages).rev() {
                 if enable[i] {
                     if i == 0 {
-                        valid[0] = in_valid;
-                        tag[0] = offered;
+                        valid[0] = drv.in_valid;
+                        tag[0] = drv.offered;
                     } else {
                         valid[i] = valid[i - 1];
                         tag[i] = tag[i - 1];
@@ -356,24 +393,16 @@ pub fn model_run(s: &Schedule, stages: usize, n: u64, max_cycles: u64) -> ModelR
                 }
             }
         }
-        if n_out >= n {
+        if drv.n_out >= n {
             run.cycles = c + 1;
+            run.resets = drv.resets;
             return run;
         }
         c += 1;
-        drive(
-            c,
-            &mut rst,
-            &mut in_valid,
-            &mut out_ready,
-            &mut offered,
-            in_ready,
-            &mut next_idx,
-            n_out,
-            &mut run.resets,
-        );
+        drv.drive(c, in_ready);
     }
     run.cycles = c;
+    run.resets = drv.resets;
     run
 }
 
