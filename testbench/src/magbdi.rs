@@ -211,17 +211,22 @@ pub fn blocks(
             }
         }
     }
-    let mut out: Vec<Vec<u8>> = corner.into_iter().take(n).collect();
+    // corners take at most half of the run (drawn at random when they are
+    // more), so a short run still holds pairs, corpus and random blocks
+    if corner.len() > n / 2 {
+        rng.shuffle(&mut corner);
+        corner.truncate(n / 2);
+    }
+    let mut out: Vec<Vec<u8>> = corner;
     // two values the zero base cannot cover, at j < k, every value between
-    // them fitting it: the base must come from j, not k (up to three
-    // quarters of the vectors left, pairs drawn at random when they are
-    // more)
+    // them fitting it: the base must come from j, not k (up to three fifths
+    // of the vectors left, pairs drawn at random when they are more)
     let mut pairs: Vec<(u32, usize, usize)> = widths
         .iter()
         .flat_map(|&d| (0..nv).flat_map(move |j| (j + 1..nv).map(move |k| (d, j, k))))
         .collect();
     rng.shuffle(&mut pairs);
-    pairs.truncate(n.saturating_sub(out.len()) * 3 / 4);
+    pairs.truncate(n.saturating_sub(out.len()) * 3 / 5);
     for (d, j, k) in pairs {
         // the top bit set, the next one clear: base + delta does not wrap,
         // and the base fits no field narrower than the value. Its low d+1
@@ -622,7 +627,7 @@ mod tests {
         let w = 8 * k;
         let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
         let signed = params.mode == DeltaMode::Signed;
-        let set = blocks(&codec, 3000, 7, None).expect("blocks");
+        let set = blocks(&codec, 8000, 7, None).expect("blocks");
         let mut widths: Vec<u32> = codec.table().sizes.iter().map(|s| s.delta_bits).collect();
         widths.dedup();
         for d in widths {
