@@ -71,7 +71,7 @@ cosim-all:
 
 ## Short co-simulation of the MAG-aware BDI units (docs/hw/mag-bdi.md):
 ## 128-byte blocks, 32-byte MAG unsigned and 16-byte MAG signed, both simulators.
-BDI_COSIM_BLOCKS ?= 500
+BDI_COSIM_BLOCKS ?= 300
 cosim-bdi:
 	$(COSIM_RUN) magbdi --block 128 --mag 32 --base 4 --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 	$(COSIM_RUN) magbdi --block 128 --mag 16 --base 4 --mode signed --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 2 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
