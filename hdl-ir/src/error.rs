@@ -30,6 +30,15 @@ pub enum IrError {
     #[error("{what}: width {width} is out of range 1..={max}")]
     WidthOutOfRange { what: String, width: u64, max: u32 },
 
+    /// A generator parameter outside the range the generator supports.
+    #[error("{what} {value} is out of range {min}..={max}")]
+    ParameterOutOfRange {
+        what: String,
+        value: u64,
+        min: u64,
+        max: u64,
+    },
+
     /// Two widths that must be equal are not.
     #[error(
         "width mismatch in {context}: `{left}` is {left_width} bits but `{right}` is {right_width} bits"

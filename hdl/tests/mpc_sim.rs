@@ -154,6 +154,11 @@ fn random_set(seed: &mut u64, n: usize, selection: Selection) -> ModelSet {
 }
 
 fn check_set(set: &ModelSet, blocks: &[[u8; 32]]) {
+    check_set_staged(set, blocks, hdl::mpc::DECOMPRESSOR_LATENCY as usize);
+}
+
+/// As [`check_set`], with a decompressor of `stages` pipeline stages.
+fn check_set_staged(set: &ModelSet, blocks: &[[u8; 32]], stages: usize) {
     let codec = MpcCodec::new(set);
     let w = set.max_bits();
     // compressor
@@ -209,7 +214,8 @@ fn check_set(set: &ModelSet, blocks: &[[u8; 32]]) {
             (c.len as usize).saturating_sub(1 + (lcg(&mut seed) % 5) as usize),
         ));
     }
-    let dec = decompressor::build(set).expect("decompressor builds");
+    let (dec, desc) = decompressor::build_staged(set, stages).expect("decompressor builds");
+    assert_eq!(desc.latency, stages);
     dec.emit(&[])
         .expect("decompressor passes the generation-time lint");
     let mut sim = Sim::new(&dec).expect("sim");
@@ -219,15 +225,15 @@ fn check_set(set: &ModelSet, blocks: &[[u8; 32]]) {
     sim.set("in_valid", &one).expect("valid");
     sim.set("out_ready", &one).expect("ready");
     let mut errors = 0;
-    for t in 0..inputs.len() + 4 {
+    for t in 0..inputs.len() + stages {
         let (bytes, len) = inputs.get(t).cloned().unwrap_or((vec![0; 33], 0));
         sim.set("in_bits", &left_aligned(&bytes, len.min(w as usize), w))
             .expect("in_bits");
         sim.set("in_len", &Bits::from_u128(len as u128, 9).expect("len"))
             .expect("in_len");
         sim.step();
-        if t >= 3 {
-            let i = t - 3;
+        if t + 1 >= stages {
+            let i = t + 1 - stages;
             let Some((bytes, len)) = inputs.get(i) else {
                 continue;
             };
@@ -289,5 +295,27 @@ fn shipped_trained_sets_match_golden() {
         let dir = repo().join("models").join(name);
         let set = ModelSet::load(&dir).unwrap_or_else(|e| panic!("{name}: {e}"));
         check_set(&set, &blocks);
+    }
+}
+
+#[test]
+fn deeper_decompressors_match_golden() {
+    let blocks = test_blocks(40);
+    for name in ["default", "example", "extended"] {
+        let set = ModelSet::load(&repo().join("models").join(name)).expect("set");
+        for stages in hdl::mpc::DECOMPRESSOR_STAGES {
+            check_set_staged(&set, &blocks, stages);
+        }
+    }
+}
+
+#[test]
+fn decompressor_depth_outside_its_range_is_refused() {
+    let set = ModelSet::load(&repo().join("models/example")).expect("example set");
+    for stages in [0, 3, 9] {
+        let e = decompressor::build_staged(&set, stages).expect_err("refused");
+        assert!(e.to_string().contains("4..=8"), "{e}");
+        let e = hdl::mpc::Options::with_decompressor_stages(stages).expect_err("refused");
+        assert!(e.to_string().contains("4 to 8"), "{e}");
     }
 }

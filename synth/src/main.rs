@@ -32,6 +32,10 @@ struct Cli {
     /// Liberty file (default: $MPC_LIBERTY, then where `make setup` puts OSU 0.18 um).
     #[arg(long)]
     liberty: Option<PathBuf>,
+    /// Pipeline stages of the decompressor (4 to 8); RTL and reports of a
+    /// depth other than 4 go to <build>/<set>-d<N>/.
+    #[arg(long, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
+    decompressor_stages: usize,
     /// Area only: no depth runs, no timing mapping or OpenSTA, no block breakdown.
     #[arg(long)]
     area_only: bool,
@@ -65,14 +69,20 @@ fn main() -> Result<()> {
     }
     let set =
         ModelSet::load(&cli.model).with_context(|| format!("loading {}", cli.model.display()))?;
-    let rtl = cli.build.join(&set.name);
+    let gen_opts = hdl::mpc::Options::with_decompressor_stages(cli.decompressor_stages)?;
+    let rtl = if gen_opts == hdl::mpc::Options::default() {
+        cli.build.join(&set.name)
+    } else {
+        cli.build
+            .join(format!("{}-d{}", set.name, gen_opts.decompressor_stages()))
+    };
     let cmd = hdl::output::this_command();
-    hdl::mpc::write_units(&cli.model, &rtl, &Unit::ALL, &cmd)?;
+    hdl::mpc::write_units(&cli.model, &rtl, &Unit::ALL, &gen_opts, &cmd)?;
     let described = hdl::unit::read_units(&rtl.join("params.json"))?;
     let out = rtl.join("synth");
     let regs = [
         synth::register_bits(&compressor::build(&set)?),
-        synth::register_bits(&decompressor::build(&set)?),
+        synth::register_bits(&decompressor::build_staged(&set, gen_opts.decompressor_stages())?.0),
     ];
     let reports = run_units(&rtl, &out, &lib, opts, [true, true], &described)?;
     let mut md = format!(
@@ -192,7 +202,8 @@ fn scaling(cli: &Cli, lib: &Liberty) -> Result<()> {
                 "Scaling study: {} predictors of {}, selection {sel}",
                 n, base.name
             )];
-            let (files, described) = hdl::mpc::generate(&set, &Unit::ALL, &header)?;
+            let (files, described) =
+                hdl::mpc::generate(&set, &Unit::ALL, &Default::default(), &header)?;
             hdl::ir::write_files(&dir, &files)
                 .with_context(|| format!("writing {}", dir.display()))?;
             // The decompressor does not depend on the selection rule: synthesise it once per count.

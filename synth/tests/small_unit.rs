@@ -29,9 +29,13 @@ fn one_predictor_compressor_synthesises() {
     let reg_bits = synth::register_bits(&module);
 
     let dir = root().join("target/synth-test");
-    let (files, described) =
-        hdl::mpc::generate(&set, &[Unit::Compressor], &["synth test".to_string()])
-            .expect("generate");
+    let (files, described) = hdl::mpc::generate(
+        &set,
+        &[Unit::Compressor],
+        &Default::default(),
+        &["synth test".to_string()],
+    )
+    .expect("generate");
     hdl::ir::write_files(&dir, &files).expect("write RTL");
     let v = dir.join("mpc_compressor.v");
     let opts = Options {

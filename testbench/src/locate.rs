@@ -203,6 +203,7 @@ impl CompGolden {
                 "symbols" => bits(symbol_bits(&c.symbols)),
                 "score.zero_mask" => bits(number_bits(c.score.zero_mask as u64, w)),
                 "score.longest_zero_run" => bits(number_bits(c.score.longest_zero_run as u64, w)),
+                "score.zero_runs" => bits(number_bits((1u64 << c.score.longest_zero_run) - 1, w)),
                 "score.zero_count" => bits(number_bits(c.score.zero_count as u64, w)),
                 "score.code_bits" => bits(number_bits(c.score.code_bits as u64, w)),
                 _ => Err(unknown()),

@@ -276,12 +276,13 @@ pub fn load_set(dir: &Path) -> Result<ModelSet, RtlError> {
 pub fn generate(set_dir: &Path, out_dir: &Path) -> Result<Rtl, RtlError> {
     let set = load_set(set_dir)?;
     let command_line = format!("cosim --model {}", set_dir.display());
-    hdl::mpc::write_units(set_dir, out_dir, &hdl::mpc::Unit::ALL, &command_line).map_err(|e| {
-        RtlError::Generate {
+    let opts = hdl::mpc::Options::default();
+    hdl::mpc::write_units(set_dir, out_dir, &hdl::mpc::Unit::ALL, &opts, &command_line).map_err(
+        |e| RtlError::Generate {
             path: set_dir.to_path_buf(),
             message: e.to_string(),
-        }
-    })?;
+        },
+    )?;
     load(out_dir, &set, set_dir)
 }
 

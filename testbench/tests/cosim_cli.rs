@@ -173,6 +173,7 @@ fn rtl_of_another_model_set_is_refused_before_simulating() {
         &models().join("example"),
         &rtl,
         &hdl::mpc::Unit::ALL,
+        &Default::default(),
         "cosim_cli test",
     )
     .expect("generate the example units");

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use golden::mpc::ModelSet;
-use hdl::mpc::{write_units, Unit};
+use hdl::mpc::{write_units, Options, Unit};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum UnitArg {
@@ -70,6 +70,10 @@ struct MpcArgs {
     /// Which unit to generate.
     #[arg(long, value_enum, default_value = "all")]
     unit: MpcUnit,
+    /// Pipeline stages of the decompressor (4 to 8): more stages, a
+    /// shorter clock period.
+    #[arg(long, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
+    decompressor_stages: usize,
 }
 
 #[derive(Args)]
@@ -119,6 +123,9 @@ struct Flat {
     /// Which unit to generate.
     #[arg(long, value_enum, default_value = "all")]
     unit: UnitArg,
+    /// MPC: pipeline stages of the decompressor (4 to 8).
+    #[arg(long, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
+    decompressor_stages: usize,
     /// --unit magbdi: block size in bytes (also --unit dpc).
     #[arg(long, default_value_t = 128)]
     block: usize,
@@ -146,6 +153,7 @@ impl Flat {
             model,
             out,
             unit,
+            decompressor_stages,
             block,
             mag,
             base,
@@ -164,6 +172,7 @@ impl Flat {
                 model: model.context("--model is required for the MPC units")?,
                 out,
                 unit,
+                decompressor_stages,
             }));
         }
         Ok(match unit {
@@ -206,6 +215,7 @@ fn gen_magbdi(a: MagBdiArgs, command_line: &str) -> Result<Vec<PathBuf>> {
 
 /// The MPC units of a model set into build/<set name>.
 fn gen_mpc(a: MpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
+    let opts = Options::with_decompressor_stages(a.decompressor_stages)?;
     let set = ModelSet::load(&a.model)?;
     let out = a
         .out
@@ -215,7 +225,7 @@ fn gen_mpc(a: MpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
         MpcUnit::Decompressor => vec![Unit::Decompressor],
         MpcUnit::All => Unit::ALL.to_vec(),
     };
-    write_units(&a.model, &out, &units, command_line)
+    write_units(&a.model, &out, &units, &opts, command_line)
         .with_context(|| format!("generating {} into {}", a.model.display(), out.display()))
 }
 

@@ -116,13 +116,25 @@ fn transform(
     )
 }
 
-/// Zero mask, longest run, zero count of one predictor's symbols.
+/// The zero-run score of one predictor's symbols, in the two forms the
+/// selection compares fast: `runs[k-1]` is high when some run of at least
+/// `k` zero symbols exists (a thermometer: the longest run is the number of
+/// high flags), and the binary zero count.
+struct ZeroRunKey {
+    runs: Vec<Expr>,
+    count: Expr,
+}
+
+/// Zero mask, longest run, zero count of one predictor's symbols. The run
+/// flags come from a doubling ladder: `c_k` has a set bit where a run of
+/// at least `k` zero symbols ends, `c_{a+b} = c_a & (c_b >> a)`, so every
+/// flag is at most five ANDs deep.
 fn zero_run_key(
     m: &mut Module,
     probes: &mut Probes,
     p: usize,
     symbols: &Expr,
-) -> Result<Expr, IrError> {
+) -> Result<ZeroRunKey, IrError> {
     let field = |f: &str| format!("candidates[{p}].score.{f}");
     let zero: Vec<Expr> = (0..SYMBOLS)
         .map(|s| Ok(symbol(symbols, s)?.reduce_or().not()))
@@ -135,22 +147,30 @@ fn zero_run_key(
         &field("zero_mask"),
         When::Always,
     )?;
-    // c_k has a set bit where a run of >= k zero symbols ends.
-    let mut flags = Vec::with_capacity(SYMBOLS);
-    let mut c = mask.clone();
-    flags.push(c.reduce_or());
-    for len in 1..SYMBOLS as u32 {
-        c = c.and(&mask.shr(len))?;
-        flags.push(c.reduce_or());
+    // ends[k]: bit i set where a run of >= k zeros ends at symbol i
+    let mut ends: Vec<Expr> = vec![k(0, SYMBOLS as u32)?, mask.clone()];
+    for len in 2..=SYMBOLS {
+        let a = len.next_power_of_two() / 2;
+        let b = len - a;
+        let e = ends[a].and(&ends[b].shr(a as u32))?;
+        ends.push(wire(m, &format!("zero_ends{len}_p{p}"), e)?);
     }
-    let longest = probes.wire(
+    let flags: Vec<Expr> = (1..=SYMBOLS)
+        .rev()
+        .map(|len| ends[len].reduce_or())
+        .collect();
+    // bit k-1: a run of at least k zero symbols exists
+    let thermometer = probes.wire(
         m,
         1,
-        &format!("longest_zero_run_p{p}"),
-        popcount(&flags)?,
-        &field("longest_zero_run"),
+        &format!("zero_runs_p{p}"),
+        Expr::concat(flags)?,
+        &field("zero_runs"),
         When::Always,
     )?;
+    let runs: Vec<Expr> = (0..SYMBOLS as u32)
+        .map(|b| thermometer.bit(b))
+        .collect::<Result<_, _>>()?;
     let bits: Vec<Expr> = (0..SYMBOLS as u32)
         .map(|i| mask.bit(i))
         .collect::<Result<_, _>>()?;
@@ -162,7 +182,25 @@ fn zero_run_key(
         &field("zero_count"),
         When::Always,
     )?;
-    Expr::concat([longest, count])
+    Ok(ZeroRunKey { runs, count })
+}
+
+/// Whether zero-run key `a` beats `b`: a longer longest run, or the same
+/// longest run and more zeros. The run lengths compare as thermometers:
+/// `a` is longer when some flag is set in `a` and clear in `b`.
+fn zero_run_better(a: &ZeroRunKey, b: &ZeroRunKey) -> Result<Expr, IrError> {
+    let longer = |x: &ZeroRunKey, y: &ZeroRunKey| -> Result<Expr, IrError> {
+        let terms: Vec<Expr> = x
+            .runs
+            .iter()
+            .zip(&y.runs)
+            .map(|(fx, fy)| fx.and(&fy.not()))
+            .collect::<Result<_, _>>()?;
+        Ok(Expr::concat(terms)?.reduce_or())
+    };
+    let a_longer = longer(a, b)?;
+    let same = a_longer.or(&longer(b, a)?)?.not();
+    a_longer.or(&same.and(&a.count.cmp_gt(&b.count)?)?)
 }
 
 /// Encoded payload length of predictor `p`'s symbols (9 bits), a stage-1
@@ -233,30 +271,64 @@ fn symbol_codes(
     Ok((lens, codes))
 }
 
-/// Select the best predictor: a linear scan in model order that replaces
-/// the best only on a strictly better key (so ties keep the lowest ID).
-/// `better(a, b)` says whether key `a` beats key `b`.
-fn scan_best(
-    m: &mut Module,
-    keys: &[Expr],
-    better: impl Fn(&Expr, &Expr) -> Result<Expr, IrError>,
-) -> Result<(Expr, Expr), IrError> {
-    let iw = bits_for(keys.len().saturating_sub(1) as u64);
-    let mut best_key = keys[0].clone();
-    let mut best_idx = k(0, iw)?;
-    for (p, key) in keys.iter().enumerate().skip(1) {
-        let take = wire(m, &format!("select_take_p{p}"), better(key, &best_key)?)?;
-        best_key = Expr::mux(&take, key, &best_key)?;
-        if p + 1 < keys.len() {
-            best_key = wire(m, &format!("select_key_p{p}"), best_key)?;
+/// Select the best predictor, as a linear scan in model order that replaces
+/// the best only on a strictly better key would (ties keep the lowest ID),
+/// but with every pair compared at once: predictor `p` is chosen when it
+/// beats every lower one and no higher one beats it. `beats[p][q]` says
+/// whether predictor `p`'s key beats predictor `q`'s. Returns the one-hot
+/// choice (`select_p<p>`) and its binary index.
+fn select_best(m: &mut Module, beats: &[Vec<Expr>]) -> Result<(Vec<Expr>, Expr), IrError> {
+    let n = beats.len();
+    let iw = bits_for(n.saturating_sub(1) as u64);
+    let mut onehot = Vec::with_capacity(n);
+    for p in 0..n {
+        let mut win = Expr::bool(true);
+        for q in 0..n {
+            if q < p {
+                win = win.and(&beats[p][q])?;
+            } else if q > p {
+                win = win.and(&beats[q][p].not())?;
+            }
         }
-        best_idx = wire(
-            m,
-            &format!("select_idx_p{p}"),
-            Expr::mux(&take, &k(p as u128, iw)?, &best_idx)?,
-        )?;
+        onehot.push(wire(m, &format!("select_p{p}"), win)?);
     }
-    Ok((best_idx, best_key))
+    let index = (0..iw)
+        .rev()
+        .map(|b| {
+            let terms: Vec<Expr> = (0..n)
+                .filter(|p| (p >> b) & 1 == 1)
+                .map(|p| onehot[p].clone())
+                .collect();
+            Ok(if terms.is_empty() {
+                Expr::bool(false)
+            } else {
+                Expr::concat(terms)?.reduce_or()
+            })
+        })
+        .collect::<Result<Vec<Expr>, IrError>>()?;
+    Ok((onehot, Expr::concat(index)?))
+}
+
+/// `beats[p][q] = better(key p, key q)` for every ordered pair `p != q`.
+fn all_pairs<K>(
+    keys: &[K],
+    better: impl Fn(&K, &K) -> Result<Expr, IrError>,
+) -> Result<Vec<Vec<Expr>>, IrError> {
+    keys.iter()
+        .enumerate()
+        .map(|(p, a)| {
+            keys.iter()
+                .enumerate()
+                .map(|(q, b)| {
+                    if p == q {
+                        Ok(Expr::bool(false))
+                    } else {
+                        better(a, b)
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Build `mpc_compressor` for a model set.
@@ -327,17 +399,20 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     } else {
         Expr::bool(false)
     };
-    let (best, same_words_wins) = match set.selection {
+    let (onehot, best, same_words_wins) = match set.selection {
         // a single predictor is always the one chosen: no score needed
-        Selection::ZeroRun if symbols.len() == 1 => (k(0, 1)?, Expr::bool(true)),
+        Selection::ZeroRun if symbols.len() == 1 => {
+            (vec![Expr::bool(true)], k(0, 1)?, Expr::bool(true))
+        }
         Selection::ZeroRun => {
-            let keys: Vec<Expr> = symbols
+            let keys: Vec<ZeroRunKey> = symbols
                 .iter()
                 .enumerate()
                 .map(|(p, s)| zero_run_key(&mut m, &mut probes, p, s))
                 .collect::<Result<_, _>>()?;
-            let (best, _) = scan_best(&mut m, &keys, |a, b| a.cmp_gt(b))?;
-            (best, Expr::bool(true))
+            let beats = all_pairs(&keys, zero_run_better)?;
+            let (onehot, best) = select_best(&mut m, &beats)?;
+            (onehot, best, Expr::bool(true))
         }
         Selection::Exact => {
             let keys: Vec<Expr> = symbols
@@ -345,9 +420,16 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
                 .enumerate()
                 .map(|(p, s)| code_bits(&mut m, &mut probes, p, s))
                 .collect::<Result<_, _>>()?;
-            let (best, best_bits) = scan_best(&mut m, &keys, |a, b| a.cmp_lt(b))?;
-            // same-words (32 bits, lower ID) wins ties
-            (best, k(32, LEN_WIDTH)?.cmp_le(&best_bits)?)
+            let beats = all_pairs(&keys, |a, b| a.cmp_lt(b))?;
+            let (onehot, best) = select_best(&mut m, &beats)?;
+            // same-words (32 bits, lower ID) wins ties: it wins unless the
+            // chosen predictor codes in fewer than 32 bits
+            let best_short: Vec<Expr> = keys
+                .iter()
+                .zip(&onehot)
+                .map(|(b, sel)| sel.and(&k(32, LEN_WIDTH)?.cmp_le(b)?))
+                .collect::<Result<_, _>>()?;
+            (onehot, best, Expr::concat(best_short)?.reduce_or())
         }
     };
     let best = probes.wire(
@@ -358,9 +440,6 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         "best_predictor",
         When::Always,
     )?;
-    let onehot: Vec<Expr> = (0..symbols.len())
-        .map(|p| eq_const(&best, p as u128))
-        .collect::<Result<_, _>>()?;
     let chosen = wire(&mut m, "chosen_symbols", onehot_mux(&onehot, &symbols)?)?;
     let pred_id = best
         .zext(h.max(best.width()))?

@@ -19,13 +19,16 @@ use golden::mpc::{ByteRule, ModelSet, Predictor, SYMBOLS};
 use super::compressor::LEN_WIDTH;
 use super::probes::{Probes, When};
 use super::table1::priority;
-use crate::circuits::{block_of, byte, eq_const, k, onehot_mux, wire, Pipeline};
+use super::{DECOMPRESSOR_LATENCY, DECOMPRESSOR_STAGES};
+use crate::circuits::{bits_for, block_of, byte, eq_const, k, onehot_mux, shl_var_top, wire, Pipeline};
 use crate::ir::{Expr, IrError, Module};
 use crate::unit::UnitDescription;
 
-/// Decoder state between steps.
+/// Decoder state between decode steps.
 #[derive(Clone)]
 struct State {
+    /// The undecoded payload, its next code at the top (a non-predictor
+    /// model's payload is never shifted).
     stream: Expr,
     symbols: Expr,
     index: Expr,
@@ -33,49 +36,60 @@ struct State {
     error: Expr,
 }
 
-/// One decode step (docs/spec/mpc.md section 4), active while `active`
-/// (a predictor model and fewer than 16 symbols decoded).
-fn step(
-    m: &mut Module,
-    n: usize,
-    st: &State,
-    is_pred: &Expr,
-    keep_bits: u32,
-) -> Result<State, IrError> {
-    let name = format!("dec{n}");
-    let head = wire(m, &format!("{name}_head"), st.stream.slice(255, 239)?)?;
-    let active = wire(
-        m,
-        &format!("{name}_active"),
-        is_pred.and(&st.index.cmp_lt(&k(16, 5)?)?)?,
-    )?;
+/// Code lengths of Table 1, in the order the length flags of [`lengths`]
+/// use.
+const CODE_LENS: [u32; 5] = [17, 7, 4, 8, 12];
+
+/// Which of the five code lengths a code starting with the four bits
+/// `top4` (first bit at bit 3) has: `1` 17; `01x` 7; `0011` 4; `0000` 8;
+/// `0001`, `0010` 12. One-hot, in [`CODE_LENS`] order.
+fn lengths(top4: &Expr) -> Result<Vec<Expr>, IrError> {
+    let b3 = top4.bit(3)?;
+    let b2 = top4.bit(2)?;
+    let low = top4.slice(1, 0)?;
+    let z = b3.not().and(&b2.not())?;
+    Ok(vec![
+        b3.clone(),
+        b3.not().and(&b2)?,
+        z.and(&eq_const(&low, 0b11)?)?,
+        z.and(&eq_const(&low, 0b00)?)?,
+        z.and(&low.bit(1)?.xor(&low.bit(0)?)?)?,
+    ])
+}
+
+/// What one code (its 17-bit head) says: the symbol value, how many
+/// symbols it stands for, and whether it is malformed (its length is read
+/// by [`lengths`]).
+struct Code {
+    value: Expr,
+    /// One-hot over 0..=15.
+    count: Vec<Expr>,
+    invalid: Expr,
+}
+
+/// Decode the code at the top of `head` (docs/spec/mpc.md section 4).
+fn decode(m: &mut Module, name: &str, head: &Expr) -> Result<Code, IrError> {
+    let head = wire(m, &format!("{name}_head"), head.clone())?;
     let is_default = head.bit(16)?;
     let top3 = head.slice(16, 14)?;
     let top4 = head.slice(16, 13)?;
     let is_run = eq_const(&top3, 0b010)?;
     let is_single = eq_const(&top3, 0b011)?;
-    let is_zero = eq_const(&top4, 0b0011)?;
     let is_pair = eq_const(&top4, 0b0000)?;
     let is_front = eq_const(&top4, 0b0001)?;
     let f4 = head.slice(13, 10)?; // run length / single position
     let q_pair = head.slice(12, 9)?;
     let half = head.slice(12, 5)?;
-    let len = priority(
-        &[
-            (is_default.clone(), k(17, 5)?),
-            (is_run.or(&is_single)?, k(7, 5)?),
-            (is_zero.clone(), k(4, 5)?),
-            (is_pair.clone(), k(8, 5)?),
-        ],
-        k(12, 5)?,
-    )?;
-    let len = wire(m, &format!("{name}_len"), len)?;
-    let count = wire(
-        m,
-        &format!("{name}_count"),
-        Expr::mux(&is_run, &f4.zext(5)?, &k(1, 5)?)?,
-    )?;
-    // symbol values
+    // symbols the code stands for, one-hot over 0..=15: a run's length
+    // field, else 1
+    let count: Vec<Expr> = (0..16u128)
+        .map(|c| {
+            let run = is_run.and(&eq_const(&f4, c)?)?;
+            Ok(if c == 1 { run.or(&is_run.not())? } else { run })
+        })
+        .collect::<Result<_, IrError>>()?;
+    let count = wire(m, &format!("{name}_count"), Expr::concat(count.into_iter().rev())?)?;
+    let count = (0..16).map(|c| count.bit(c)).collect::<Result<_, _>>()?;
     let mut single_bits = Vec::with_capacity(16);
     let mut pair_bits = Vec::with_capacity(16);
     for b in (0..16u32).rev() {
@@ -95,10 +109,10 @@ fn step(
     }
     let value = priority(
         &[
-            (is_default.clone(), head.slice(15, 0)?),
-            (is_single.clone(), Expr::concat(single_bits)?),
+            (is_default, head.slice(15, 0)?),
+            (is_single, Expr::concat(single_bits)?),
             (is_pair.clone(), Expr::concat(pair_bits)?),
-            (is_front.clone(), half.zext(16)?),
+            (is_front, half.zext(16)?),
             (
                 eq_const(&top4, 0b0010)?,
                 Expr::concat([half.clone(), k(0, 8)?])?,
@@ -110,64 +124,266 @@ fn step(
     let invalid = is_run
         .and(&f4.cmp_lt(&k(2, 4)?)?)?
         .or(&is_pair.and(&eq_const(&q_pair, 15)?)?)?;
-    let next_index = st.index.add(&count)?;
-    let overflow = next_index.cmp_gt(&k(16, 5)?)?;
-    let bad = wire(
-        m,
-        &format!("{name}_bad"),
-        active.and(&invalid.or(&overflow)?)?,
-    )?;
-    // write the value into symbol slot `index`
-    let mut slots = Vec::with_capacity(SYMBOLS);
-    for s in 0..SYMBOLS {
-        let hi = 255 - 16 * s as u32;
-        let old = st.symbols.slice(hi, hi - 15)?;
-        let here = active.and(&eq_const(&st.index, s as u128)?)?;
-        slots.push(old.or(&value.and(&here.repeat(16)?)?)?);
-    }
-    let shifted = priority(
-        &[
-            (is_default, st.stream.shl(17)),
-            (is_run.or(&is_single)?, st.stream.shl(7)),
-            (is_zero, st.stream.shl(4)),
-            (is_pair, st.stream.shl(8)),
-        ],
-        st.stream.shl(12),
-    )?;
-    Ok(State {
-        // Later steps read at most 17 bits each from the top of the
-        // stream, so only the top `keep_bits` are kept.
-        stream: match keep_bits {
-            0 => k(0, 256)?,
-            256 => wire(
-                m,
-                &format!("{name}_stream"),
-                Expr::mux(&active, &shifted, &st.stream)?,
-            )?,
-            kb => {
-                let next = Expr::mux(&active, &shifted, &st.stream)?.slice(255, 256 - kb)?;
-                Expr::concat([wire(m, &format!("{name}_stream"), next)?, k(0, 256 - kb)?])?
-            }
-        },
-        symbols: wire(m, &format!("{name}_symbols"), Expr::concat(slots)?)?,
-        index: wire(
-            m,
-            &format!("{name}_index"),
-            Expr::mux(&active, &next_index, &st.index)?,
-        )?,
-        used: wire(
-            m,
-            &format!("{name}_used"),
-            Expr::mux(&active, &st.used.add(&len.zext(LEN_WIDTH)?)?, &st.used)?,
-        )?,
-        error: wire(m, &format!("{name}_error"), st.error.or(&bad)?)?,
+    Ok(Code {
+        value,
+        count,
+        invalid,
     })
 }
 
+/// `w` bits of `stream` from bit `j` on (bit 0 is the top bit), zeros past
+/// its end.
+fn bits_at(stream: &Expr, j: u32, w: u32) -> Result<Expr, IrError> {
+    let ws = stream.width();
+    if j >= ws {
+        return k(0, w);
+    }
+    let hi = ws - 1 - j;
+    if hi + 1 >= w {
+        stream.slice(hi, hi + 1 - w)
+    } else {
+        Expr::concat([stream.slice(hi, 0)?, k(0, w - hi - 1)?])
+    }
+}
+
+/// What a decode stage hands on.
+struct Decoded {
+    state: State,
+    /// Bits taken by the stage's codes that count (those of a predictor
+    /// model before the 16th symbol).
+    consumed: Expr,
+}
+
+/// Decode `n` codes, numbered from `first`, from the top of `st.stream`.
+///
+/// The code lengths are read at every place a code of this stage can
+/// start (`dec<n>_lens`: the five length flags at each offset), and the
+/// start of each code is a one-hot vector over its possible offsets
+/// (`dec<n>_at`, offsets `4i..=17i` for the `i`-th code of the stage),
+/// each one AND-OR deep on the one before. So the starts are found in
+/// `n` short steps; each code's 17-bit head is then picked by its one-hot
+/// start and decoded off that chain. The stream handed on is shifted by
+/// the end of the last code in one barrel shifter (a non-predictor
+/// model's stream stays where it is), keeping its top `keep` bits (none
+/// after the last codes).
+fn decode_stage(
+    m: &mut Module,
+    first: usize,
+    n: usize,
+    st: &State,
+    is_pred: &Expr,
+    keep: u32,
+) -> Result<Decoded, IrError> {
+    let stream = &st.stream;
+    // length flags at each offset a code of the stage can start
+    let max_start = 17 * (n as u32 - 1);
+    let mut lens_at: Vec<Vec<Expr>> = Vec::with_capacity(max_start as usize + 1);
+    for j in 0..=max_start {
+        lens_at.push(lengths(&bits_at(stream, j, 4)?)?);
+    }
+    // starts[i]: (first offset, one-hot over offsets first..)
+    let mut starts: Vec<(u32, Vec<Expr>)> = vec![(0, vec![Expr::bool(true)])];
+    for i in 0..n {
+        let (lo, flags) = &starts[i];
+        let (lo, hi) = (*lo, lo + flags.len() as u32 - 1);
+        let (nlo, nhi) = (lo + 4, hi + 17);
+        let mut next: Vec<Option<Expr>> = vec![None; (nhi - nlo + 1) as usize];
+        for (o, f) in flags.iter().enumerate() {
+            let at = lo + o as u32;
+            for (l, t) in CODE_LENS.iter().zip(&lens_at[at as usize]) {
+                let term = f.and(t)?;
+                let slot = &mut next[(at + l - nlo) as usize];
+                *slot = Some(match slot.take() {
+                    Some(acc) => acc.or(&term)?,
+                    None => term,
+                });
+            }
+        }
+        let next: Vec<Expr> = next
+            .into_iter()
+            .map(|t| t.unwrap_or_else(|| Expr::bool(false)))
+            .collect();
+        // one named bus per code: bit o is offset nlo + o
+        let name = if i + 1 < n {
+            format!("dec{}_at", first + i + 1)
+        } else {
+            format!("dec{}_end", first + i)
+        };
+        let bus = wire(m, &name, Expr::concat(next.iter().rev().cloned())?)?;
+        let flags = (0..next.len() as u32)
+            .map(|b| bus.bit(b))
+            .collect::<Result<_, _>>()?;
+        starts.push((nlo, flags));
+    }
+    // binary offset of each start (and of the end)
+    let pw = LEN_WIDTH;
+    let offset_of = |(lo, flags): &(u32, Vec<Expr>)| -> Result<Expr, IrError> {
+        let vals: Vec<Expr> = (0..flags.len() as u32)
+            .map(|o| k((lo + o) as u128, pw))
+            .collect::<Result<_, _>>()?;
+        onehot_mux(flags, &vals)
+    };
+
+    let mut symbols = st.symbols.clone();
+    // the symbol count, one-hot over 0..=16 (16: all symbols decoded)
+    let mut index: Vec<Expr> = (0..16u128)
+        .map(|j| eq_const(&st.index, j))
+        .chain([st.index.cmp_ge(&k(16, 5)?)])
+        .collect::<Result<_, _>>()?;
+    let mut error = st.error.clone();
+    let mut actives = Vec::with_capacity(n);
+    for (i, (lo, flags)) in starts.iter().take(n).enumerate() {
+        let c = first + i;
+        let heads: Vec<Expr> = (0..flags.len() as u32)
+            .map(|o| bits_at(stream, lo + o, 17))
+            .collect::<Result<_, _>>()?;
+        let code = decode(m, &format!("dec{c}"), &onehot_mux(flags, &heads)?)?;
+        let active = wire(
+            m,
+            &format!("dec{c}_active"),
+            is_pred.and(&index[16].not())?,
+        )?;
+        // the next count: this one moved on by the code's symbols, all at
+        // or past 16 in one place; past 16 is an overflow
+        let mut next: Vec<Option<Expr>> = vec![None; 17];
+        let mut overflow: Option<Expr> = None;
+        for (from, f) in index.iter().take(16).enumerate() {
+            for (cnt, g) in code.count.iter().enumerate() {
+                let term = f.and(g)?;
+                let to = from + cnt;
+                let slot = if to > 16 {
+                    &mut overflow
+                } else {
+                    &mut next[to.min(16)]
+                };
+                *slot = Some(match slot.take() {
+                    Some(acc) => acc.or(&term)?,
+                    None => term,
+                });
+            }
+        }
+        next[16] = Some(match next[16].take() {
+            Some(acc) => acc.or(&index[16])?,
+            None => index[16].clone(),
+        });
+        let next: Vec<Expr> = next
+            .into_iter()
+            .map(|t| t.unwrap_or_else(|| Expr::bool(false)))
+            .collect();
+        let overflow = overflow.unwrap_or_else(|| Expr::bool(false));
+        let bad = wire(
+            m,
+            &format!("dec{c}_bad"),
+            active.and(&code.invalid.or(&overflow)?)?,
+        )?;
+        // write the value into symbol slot `index`
+        let mut slots = Vec::with_capacity(SYMBOLS);
+        for (s, at) in index.iter().take(SYMBOLS).enumerate() {
+            let hi = 255 - 16 * s as u32;
+            let old = symbols.slice(hi, hi - 15)?;
+            let here = is_pred.and(at)?;
+            slots.push(old.or(&code.value.and(&here.repeat(16)?)?)?);
+        }
+        symbols = wire(m, &format!("dec{c}_symbols"), Expr::concat(slots)?)?;
+        // (a non-predictor model moves the count too: nothing reads it)
+        index = if i + 1 < n {
+            let bus = wire(
+                m,
+                &format!("dec{c}_index"),
+                Expr::concat(next.iter().rev().cloned())?,
+            )?;
+            (0..17).map(|j| bus.bit(j)).collect::<Result<_, _>>()?
+        } else {
+            next
+        };
+        error = wire(m, &format!("dec{c}_error"), error.or(&bad)?)?;
+        actives.push(active);
+    }
+    // the count in binary for the stage register
+    let index = Expr::concat(
+        (0..5u32)
+            .rev()
+            .map(|b| {
+                let terms: Vec<Expr> = (0..17usize)
+                    .filter(|j| (j >> b) & 1 == 1)
+                    .map(|j| index[j].clone())
+                    .collect();
+                Ok(Expr::concat(terms)?.reduce_or())
+            })
+            .collect::<Result<Vec<_>, IrError>>()?,
+    )?;
+    // the bits consumed end where the last counting code ends
+    let mut sel = Vec::with_capacity(n + 1);
+    let mut ends = Vec::with_capacity(n + 1);
+    for (i, start) in starts.iter().enumerate() {
+        let after_counting = if i == 0 {
+            Expr::bool(true)
+        } else {
+            actives[i - 1].clone()
+        };
+        let stops = match actives.get(i) {
+            Some(a) => a.not(),
+            None => Expr::bool(true),
+        };
+        sel.push(after_counting.and(&stops)?);
+        ends.push(offset_of(start)?);
+    }
+    let consumed = wire(
+        m,
+        &format!("dec{}_consumed", first + n - 1),
+        onehot_mux(&sel, &ends)?,
+    )?;
+    let next_stream = if keep == 0 {
+        k(0, 1)?
+    } else {
+        // the end lies at or below 17 n
+        let aw = bits_for(17 * n as u64);
+        let end = ends[n].slice(aw - 1, 0)?;
+        let amount = wire(
+            m,
+            &format!("dec{}_shift", first + n - 1),
+            end.and(&is_pred.repeat(aw)?)?,
+        )?;
+        let name = format!("dec{}_stream", first + n - 1);
+        let shifted = shl_var_top(m, &name, stream, &amount, keep)?;
+        wire(m, &name, shifted)?
+    };
+    Ok(Decoded {
+        state: State {
+            stream: next_stream,
+            symbols,
+            index,
+            used: st.used.clone(),
+            error,
+        },
+        consumed,
+    })
+}
+
+/// How many codes each stage of a `stages`-stage decompressor decodes
+/// (stages 1 to `stages - 1`; the last decode stage also holds the inverse
+/// transform when it is stage `stages - 1`). Codes are decoded two to a
+/// step.
+pub fn decode_plan(stages: usize) -> Vec<usize> {
+    if stages == DECOMPRESSOR_LATENCY as usize {
+        return vec![6, 6, 4];
+    }
+    // 8 two-code steps over stages 1..stages-2, the earlier stages taking
+    // the remainder; nothing decoded in the inverse-transform stage
+    let d = stages - 2;
+    let mut plan: Vec<usize> = (0..d)
+        .map(|i| 2 * (8 / d + usize::from(i < 8 % d)))
+        .collect();
+    plan.push(0);
+    plan
+}
+
 /// Stage-3 inverse transform of one predictor: symbols -> residues.
+#[allow(clippy::too_many_arguments)]
 fn inverse_transform(
     m: &mut Module,
     probes: &mut Probes,
+    stage: usize,
     p: usize,
     id: u32,
     pr: &Predictor,
@@ -188,7 +404,7 @@ fn inverse_transform(
     }
     let xored = probes.wire(
         m,
-        3,
+        stage,
         &format!("inv_xored_p{p}"),
         Expr::concat(xbits)?,
         "xored",
@@ -201,7 +417,7 @@ fn inverse_transform(
         let x = xored.slice(32 * q + 31, 32 * q)?;
         planes[q as usize] = probes.wire(
             m,
-            3,
+            stage,
             &format!("inv_plane{q}_p{p}"),
             x.xor(&planes[q as usize + 1])?,
             &format!("planes[{q}]"),
@@ -218,7 +434,7 @@ fn inverse_transform(
     }
     probes.wire(
         m,
-        3,
+        stage,
         &format!("inv_residue_p{p}"),
         block_of(bytes)?,
         "residue",
@@ -230,6 +446,7 @@ fn inverse_transform(
 fn restore(
     m: &mut Module,
     probes: &mut Probes,
+    stage: usize,
     p: usize,
     id: u32,
     pr: &Predictor,
@@ -271,7 +488,7 @@ fn restore(
         .collect::<Result<_, _>>()?;
     probes.wire(
         m,
-        4,
+        stage,
         &format!("restored_p{p}"),
         block_of(bytes)?,
         "block",
@@ -285,8 +502,24 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
 }
 
 /// Build `mpc_decompressor` for a model set, with its description (stage probes
-/// included).
+/// included), at the default depth.
 pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrError> {
+    build_staged(set, DECOMPRESSOR_LATENCY as usize)
+}
+
+/// Build `mpc_decompressor` with `stages` pipeline stages
+/// ([`DECOMPRESSOR_STAGES`]): the codes are decoded over the first
+/// stages as [`decode_plan`] says, then come the inverse transform and
+/// the restoration, one stage each.
+pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescription), IrError> {
+    if !DECOMPRESSOR_STAGES.contains(&stages) {
+        return Err(IrError::ParameterOutOfRange {
+            what: "decompressor pipeline stages".to_string(),
+            value: stages as u64,
+            min: *DECOMPRESSOR_STAGES.start() as u64,
+            max: *DECOMPRESSOR_STAGES.end() as u64,
+        });
+    }
     let mut probes = Probes::default();
     let h = set.header_bits();
     let wbits = set.max_bits();
@@ -302,14 +535,9 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let out_block = m.output("out_block", 256)?;
     let out_error = m.output("out_error", 1)?;
     let out_model = m.output("out_model", h)?;
-    let pipe = Pipeline::new(
-        &mut m,
-        super::DECOMPRESSOR_LATENCY as usize,
-        &in_valid,
-        &out_ready,
-    )?;
+    let pipe = Pipeline::new(&mut m, stages, &in_valid, &out_ready)?;
     m.assign(&in_ready, pipe.enable[0].clone())?;
-    m.assign(&out_valid, pipe.valid[3].expr())?;
+    m.assign(&out_valid, pipe.valid[stages - 1].expr())?;
 
     // model-ID decode helpers on any stage's id register
     let kind_flags = |m: &mut Module,
@@ -337,7 +565,28 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         Ok((preds, zero, same, raw))
     };
 
-    pipe.stage(&mut m, 1, "header, codes 0..7")?;
+    let plan = decode_plan(stages);
+    let inv = stages - 1;
+    let first_title = |s: usize, from: usize, to: usize, checks: bool| -> String {
+        let mut t = if s == 1 {
+            "header, ".to_string()
+        } else {
+            String::new()
+        };
+        if to > from {
+            t.push_str(&format!("codes {from}..{}", to - 1));
+        }
+        if checks {
+            t.push_str(", length checks");
+        }
+        if s == inv {
+            t.push_str(if t.is_empty() { "" } else { ", " });
+            t.push_str("inverse transforms, residue select");
+        }
+        t
+    };
+    let checks_at = plan.iter().rposition(|&c| c > 0).map_or(1, |i| i + 1);
+    pipe.stage(&mut m, 1, &first_title(1, 0, plan[0], checks_at == 1))?;
     let id = probes.wire(
         &mut m,
         1,
@@ -352,15 +601,6 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         Expr::bool(false)
     };
     let too_long = in_len.cmp_gt(&k(wbits as u128, LEN_WIDTH)?)?;
-    let (preds0, _, _, _) = kind_flags(&mut m, &id, 0)?;
-    let is_pred0 = wire(
-        &mut m,
-        "s0_is_predictor",
-        preds0
-            .iter()
-            .skip(1)
-            .try_fold(preds0[0].clone(), |a, b| a.or(b))?,
-    )?;
     let mut st = State {
         stream: in_bits.slice(wbits - h - 1, 0)?,
         symbols: k(0, 256)?,
@@ -368,81 +608,141 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         used: k(h as u128, LEN_WIDTH)?,
         error: bad_id.or(&too_long)?,
     };
-    for n in 0..8 {
-        st = step(&mut m, n, &st, &is_pred0, 256)?;
-    }
-    let s1_model_id = pipe.reg(&mut m, 1, "model_id", id)?;
-    let s1_stream = pipe.reg(&mut m, 1, "stream", st.stream)?;
-    let s1_symbols = pipe.reg(&mut m, 1, "symbols", st.symbols)?;
-    let s1_sym_index = pipe.reg(&mut m, 1, "sym_index", st.index)?;
-    let s1_used = pipe.reg(&mut m, 1, "used", st.used)?;
-    let s1_len = pipe.reg(&mut m, 1, "len", in_len)?;
-    let s1_error = pipe.reg(&mut m, 1, "error", st.error)?;
-    for (name, mirrors, when, with) in [
-        ("model_id", "model_id", When::Accepted, None),
-        ("error", "error", When::Accepted, None),
-        ("len", "len", When::Always, None),
-        ("symbols", "symbols", When::Predictor, Some("sym_index")),
-        ("used", "used", When::Predictor, Some("sym_index")),
-    ] {
-        probes.record_reg(&m, 1, name, mirrors, when, with)?;
-    }
-
-    pipe.stage(&mut m, 2, "codes 8..15, length checks")?;
-    let (preds1, zero1, same1, raw1) = kind_flags(&mut m, &s1_model_id, 1)?;
-    let is_pred1 = wire(
-        &mut m,
-        "s1_is_predictor",
-        preds1
+    // what each stage receives from the one before
+    let mut model_id = id;
+    let mut len = in_len;
+    let mut payload = st.stream.clone();
+    let mut code = 0usize;
+    let mut inv_flags = None;
+    for s in 1..=inv {
+        if s > 1 {
+            let to = code + plan[s - 1];
+            pipe.stage(&mut m, s, &first_title(s, code, to, checks_at == s))?;
+        }
+        let (preds, zero, same, raw) = kind_flags(&mut m, &model_id, s - 1)?;
+        let n = plan[s - 1];
+        let any_pred = preds
             .iter()
             .skip(1)
-            .try_fold(preds1[0].clone(), |a, b| a.or(b))?,
-    )?;
-    let mut st = State {
-        stream: s1_stream.clone(),
-        symbols: s1_symbols,
-        index: s1_sym_index,
-        used: s1_used,
-        error: s1_error,
-    };
-    for n in 8..16 {
-        st = step(&mut m, n, &st, &is_pred1, (17 * (15 - n) as u32).min(256))?;
-    }
-    let expected_len = priority(
-        &[
-            (zero1, k(h as u128, LEN_WIDTH)?),
-            (same1, k(h as u128 + 32, LEN_WIDTH)?),
-            (raw1, k(h as u128 + 256, LEN_WIDTH)?),
-        ],
-        st.used.clone(),
-    )?;
-    let incomplete = is_pred1.and(&st.index.cmp_ne(&k(16, 5)?)?)?;
-    let length_bad = expected_len.cmp_ne(&s1_len)?;
-    let error2 = wire(
-        &mut m,
-        "s2_error_d",
-        st.error.or(&incomplete)?.or(&length_bad)?,
-    )?;
-    let s2_symbols = pipe.reg(&mut m, 2, "symbols", st.symbols)?;
-    let s2_payload = pipe.reg(&mut m, 2, "payload", s1_stream)?;
-    let s2_model_id = pipe.reg(&mut m, 2, "model_id", s1_model_id)?;
-    let s2_error = pipe.reg(&mut m, 2, "error", error2)?;
-    for (name, mirrors, when) in [
-        ("symbols", "symbols", When::Predictor),
-        ("model_id", "model_id", When::Accepted),
-        ("error", "error", When::Accepted),
-    ] {
-        probes.record_reg(&m, 2, name, mirrors, when, None)?;
+            .try_fold(preds[0].clone(), |a, b| a.or(b))?;
+        // a stage with no codes and no checks has no use for it
+        let is_pred = if n > 0 || s == checks_at {
+            wire(&mut m, &format!("s{}_is_predictor", s - 1), any_pred)?
+        } else {
+            any_pred
+        };
+        let mut consumed = k(0, LEN_WIDTH)?;
+        if n > 0 {
+            let remaining = SYMBOLS - code - n;
+            // stage 1's stream is also the payload of raw and same-words
+            let keep = if s == 1 {
+                st.stream.width()
+            } else {
+                (17 * remaining as u32).min(st.stream.width())
+            };
+            let d = decode_stage(&mut m, code, n, &st, &is_pred, keep)?;
+            st = d.state;
+            consumed = d.consumed;
+            code += n;
+        }
+        if s == checks_at {
+            let expected_len = priority(
+                &[
+                    (zero, k(h as u128, LEN_WIDTH)?),
+                    (same.clone(), k(h as u128 + 32, LEN_WIDTH)?),
+                    (raw.clone(), k(h as u128 + 256, LEN_WIDTH)?),
+                ],
+                wire(
+                    &mut m,
+                    &format!("s{s}_used_d"),
+                    st.used.add(&consumed)?,
+                )?,
+            )?;
+            let incomplete = is_pred.and(&st.index.cmp_ne(&k(16, 5)?)?)?;
+            let length_bad = expected_len.cmp_ne(&len)?;
+            st.error = wire(
+                &mut m,
+                &format!("s{s}_error_d"),
+                st.error.or(&incomplete)?.or(&length_bad)?,
+            )?;
+        }
+        if s == inv {
+            inv_flags = Some((preds, same, raw));
+            break;
+        }
+        // registers into stage s + 1
+        let decoding = code < SYMBOLS;
+        let with = decoding.then_some("sym_index");
+        let r_model = pipe.reg(&mut m, s, "model_id", model_id)?;
+        let r_error = pipe.reg(&mut m, s, "error", st.error.clone())?;
+        let r_symbols = pipe.reg(&mut m, s, "symbols", st.symbols.clone())?;
+        let r_payload = if s == 1 {
+            pipe.reg(&mut m, s, "stream", st.stream.clone())?
+        } else {
+            pipe.reg(&mut m, s, "payload", payload.clone())?
+        };
+        if decoding {
+            let r_stream = if s == 1 {
+                r_payload.clone()
+            } else {
+                pipe.reg(&mut m, s, "stream", st.stream.clone())?
+            };
+            // bits used before this stage's codes, and the bits they took
+            let r_used = if s == 1 {
+                st.used.clone()
+            } else {
+                pipe.reg(&mut m, s, "used", st.used.clone())?
+            };
+            let r_consumed = pipe.reg(&mut m, s, "consumed", consumed)?;
+            let r_index = pipe.reg(&mut m, s, "sym_index", st.index.clone())?;
+            let r_len = pipe.reg(&mut m, s, "len", len.clone())?;
+            probes.record_reg(&m, s, "len", "len", When::Always, None)?;
+            st = State {
+                stream: r_stream,
+                symbols: r_symbols,
+                index: r_index.clone(),
+                used: wire(
+                    &mut m,
+                    &format!("s{s}_used_next"),
+                    r_used.add(&r_consumed)?,
+                )?,
+                error: r_error,
+            };
+            len = r_len;
+        } else {
+            st.symbols = r_symbols;
+            st.error = r_error;
+        }
+        for (name, mirrors, when, w) in [
+            ("model_id", "model_id", When::Accepted, None),
+            ("error", "error", When::Accepted, None),
+            ("symbols", "symbols", When::Predictor, with),
+        ] {
+            probes.record_reg(&m, s, name, mirrors, when, w)?;
+        }
+        model_id = r_model;
+        payload = r_payload;
     }
 
-    pipe.stage(&mut m, 3, "inverse transforms, residue select")?;
-    let (preds2, _, same2, raw2) = kind_flags(&mut m, &s2_model_id, 2)?;
+    let (preds2, same2, raw2) = inv_flags.ok_or(IrError::EmptyConcat)?;
+    let s2_symbols = st.symbols.clone();
+    let s2_payload = payload;
+    let s2_error = st.error.clone();
+    let s2_model_id = model_id;
     let residues: Vec<Expr> = set
         .predictors
         .iter()
         .enumerate()
         .map(|(p, pr)| {
-            inverse_transform(&mut m, &mut probes, p, set.predictor_id(p), pr, &s2_symbols)
+            inverse_transform(
+                &mut m,
+                &mut probes,
+                inv,
+                p,
+                set.predictor_id(p),
+                pr,
+                &s2_symbols,
+            )
         })
         .collect::<Result<_, _>>()?;
     // payload bytes: byte j = payload[255-8j : 248-8j]
@@ -455,9 +755,9 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     sel.push(raw2.or(&same2)?);
     vals.push(payload_block);
     let residue = onehot_mux(&sel, &vals)?;
-    let s3_residue = pipe.reg(&mut m, 3, "residue", residue)?;
-    let s3_model_id = pipe.reg(&mut m, 3, "model_id", s2_model_id)?;
-    let s3_error = pipe.reg(&mut m, 3, "error", s2_error)?;
+    let s3_residue = pipe.reg(&mut m, inv, "residue", residue)?;
+    let s3_model_id = pipe.reg(&mut m, inv, "model_id", s2_model_id)?;
+    let s3_error = pipe.reg(&mut m, inv, "error", s2_error)?;
     for (name, mirrors, when) in [
         ("residue", "residue", When::Predictor),
         // raw: the payload bytes are the block
@@ -465,11 +765,11 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         ("model_id", "model_id", When::Accepted),
         ("error", "error", When::Accepted),
     ] {
-        probes.record_reg(&m, 3, name, mirrors, when, None)?;
+        probes.record_reg(&m, inv, name, mirrors, when, None)?;
     }
 
-    pipe.stage(&mut m, 4, "restoration, custom models, output")?;
-    let (preds3, _, same3, raw3) = kind_flags(&mut m, &s3_model_id, 3)?;
+    pipe.stage(&mut m, stages, "restoration, custom models, output")?;
+    let (preds3, _, same3, raw3) = kind_flags(&mut m, &s3_model_id, inv)?;
     let mut sel = Vec::new();
     let mut vals = Vec::new();
     for (p, pr) in set.predictors.iter().enumerate() {
@@ -477,6 +777,7 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         vals.push(restore(
             &mut m,
             &mut probes,
+            stages,
             p,
             set.predictor_id(p),
             pr,
@@ -489,16 +790,16 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     vals.push(s3_residue.slice(31, 0)?.repeat(8)?);
     let ok = s3_error.not();
     let block = onehot_mux(&sel, &vals)?.and(&ok.repeat(256)?)?;
-    let s4_block = pipe.reg(&mut m, 4, "block", block)?;
-    let s4_error = pipe.reg(&mut m, 4, "error", s3_error)?;
-    let s4_model = pipe.reg(&mut m, 4, "model", s3_model_id)?;
+    let s4_block = pipe.reg(&mut m, stages, "block", block)?;
+    let s4_error = pipe.reg(&mut m, stages, "error", s3_error)?;
+    let s4_model = pipe.reg(&mut m, stages, "model", s3_model_id)?;
     for (name, mirrors, when) in [
         // all zero when the golden model rejects the input
         ("block", "block", When::Always),
         ("error", "error", When::Always),
         ("model", "model_id", When::Accepted),
     ] {
-        probes.record_reg(&m, 4, name, mirrors, when, None)?;
+        probes.record_reg(&m, stages, name, mirrors, when, None)?;
     }
     m.assign(&out_block, s4_block)?;
     m.assign(&out_error, s4_error)?;

@@ -41,6 +41,8 @@ pub enum GenError {
     Ir(#[from] IrError),
     #[error("internal generator error (please report): params.json: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("--decompressor-stages {0}: the decompressor is built with 4 to 8 stages")]
+    DecompressorStages(usize),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -74,16 +76,49 @@ pub fn header_lines(
     ]
 }
 
+/// How the units are pipelined: the compressor always has
+/// [`COMPRESSOR_LATENCY`] stages, the decompressor 4 (the default) to 8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    decompressor_stages: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            decompressor_stages: DECOMPRESSOR_LATENCY as usize,
+        }
+    }
+}
+
+impl Options {
+    /// Options with a decompressor of `stages` pipeline stages
+    /// ([`DECOMPRESSOR_STAGES`]).
+    pub fn with_decompressor_stages(stages: usize) -> Result<Options, GenError> {
+        if !DECOMPRESSOR_STAGES.contains(&stages) {
+            return Err(GenError::DecompressorStages(stages));
+        }
+        Ok(Options {
+            decompressor_stages: stages,
+        })
+    }
+
+    pub fn decompressor_stages(&self) -> usize {
+        self.decompressor_stages
+    }
+}
+
 /// Build the Verilog of the chosen units, with their descriptions.
 pub fn generate(
     set: &ModelSet,
     units: &[Unit],
+    opts: &Options,
     header: &[String],
 ) -> Result<(Vec<VerilogFile>, Vec<UnitDescription>), GenError> {
     Ok(crate::output::emit_units(
         units.iter().map(|u| match u {
             Unit::Compressor => compressor::build_described(set),
-            Unit::Decompressor => decompressor::build_described(set),
+            Unit::Decompressor => decompressor::build_staged(set, opts.decompressor_stages),
         }),
         header,
     )?)
@@ -91,8 +126,10 @@ pub fn generate(
 
 /// Pipeline latency of the compressor (edges from input to output).
 pub const COMPRESSOR_LATENCY: u32 = 3;
-/// Pipeline latency of the decompressor.
+/// Pipeline latency of the decompressor at the default depth.
 pub const DECOMPRESSOR_LATENCY: u32 = 4;
+/// The decompressor depths `gen --decompressor-stages` accepts.
+pub const DECOMPRESSOR_STAGES: std::ops::RangeInclusive<usize> = 4..=8;
 
 /// `params.json`: what a testbench needs to know about the generated units
 /// (docs/hw/mpc-interface.md), including the identity of the model set they
@@ -113,7 +150,7 @@ pub struct ParamsFile {
     pub units: Vec<UnitDescription>,
 }
 
-/// The stage probes the generators emit for a model set.
+/// The stage probes the generators emit for a model set (default depths).
 pub fn stage_probes(set: &ModelSet) -> Result<StageProbes, IrError> {
     Ok(StageProbes {
         compressor: compressor::build_described(set)?.1.probes,
@@ -152,6 +189,7 @@ pub fn write_units(
     model_dir: &Path,
     out_dir: &Path,
     units: &[Unit],
+    opts: &Options,
     command_line: &str,
 ) -> Result<Vec<PathBuf>, GenError> {
     let (set, sha) = ModelSet::load_with_sha256(model_dir)?;
@@ -161,7 +199,7 @@ pub fn write_units(
         model_dir.to_path_buf()
     };
     let header = header_lines(&set, &model_file.display().to_string(), &sha, command_line);
-    let (files, described) = generate(&set, units, &header)?;
+    let (files, described) = generate(&set, units, opts, &header)?;
     let json = crate::output::json_text(&ParamsFile::of(&set, &sha, described))?;
     crate::output::write_unit_dir(out_dir, &files, &json)
         .map_err(|(path, source)| GenError::Write { path, source })

@@ -33,12 +33,8 @@ pub fn classify(
     with_positions: bool,
 ) -> Result<SymbolClass, IrError> {
     let zero = wire(m, &format!("{name}_zero"), s.reduce_or().not())?;
-    let lower = s.sub(&k(1, 16)?)?;
-    let single = wire(
-        m,
-        &format!("{name}_single"),
-        zero.not().and(&eq_const(&s.and(&lower)?, 0)?)?,
-    )?;
+    let (_, many) = any_and_many(s)?;
+    let single = wire(m, &format!("{name}_single"), zero.not().and(&many.not())?)?;
     let mut pair_hits = Vec::new();
     let mut q_pair_terms = Vec::new();
     let mut q_single_terms = Vec::new();
@@ -76,6 +72,20 @@ pub fn classify(
         q_single,
         q_pair,
     })
+}
+
+/// Whether `x` has a set bit, and whether it has two or more, as a
+/// balanced tree (halves combine as `any = a1 | a2`,
+/// `many = m1 | m2 | (a1 & a2)`): logarithmic depth, no subtractor.
+pub fn any_and_many(x: &Expr) -> Result<(Expr, Expr), IrError> {
+    let w = x.width();
+    if w == 1 {
+        return Ok((x.clone(), Expr::bool(false)));
+    }
+    let half = w / 2;
+    let (a1, m1) = any_and_many(&x.slice(w - 1, half)?)?;
+    let (a2, m2) = any_and_many(&x.slice(half - 1, 0)?)?;
+    Ok((a1.or(&a2)?, m1.or(&m2)?.or(&a1.and(&a2)?)?))
 }
 
 /// Priority select: the first `(condition, value)` whose condition holds,
@@ -147,13 +157,12 @@ pub fn zero_runs(m: &mut Module, name: &str, zero: &[Expr]) -> Result<ZeroRuns, 
         single.push(alone);
         start.push(st);
     }
-    let all = wire(m, &format!("{name}_all_zero"), popcount_is(zero, n)?)?;
+    let all = wire(
+        m,
+        &format!("{name}_all_zero"),
+        Expr::concat(zero.iter().cloned())?.reduce_and(),
+    )?;
     Ok(ZeroRuns { start, single, all })
-}
-
-fn popcount_is(bits: &[Expr], n: usize) -> Result<Expr, IrError> {
-    let c = popcount(bits)?;
-    eq_const(&c, n as u128)
 }
 
 /// Length of the run of zeros starting at symbol `i` (5 bits; counts
