@@ -175,6 +175,9 @@ pub enum When {
     Predictor,
     /// The model chosen or decoded has this model ID.
     Model(u32),
+    /// Compressor: the output is not the raw escape. Decompressor: inputs
+    /// the golden model accepts with a model other than raw.
+    NotRaw,
 }
 
 /// One probe of a generated unit.

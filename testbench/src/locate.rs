@@ -119,7 +119,13 @@ enum Check {
     Bits(String),
     /// The code slots of the probe, each cut to its length in the sibling
     /// slot-length register and concatenated, = these payload bits.
-    Payload { bits: String, lens_reg: String },
+    /// The register holds `fields` equal fields, each left-aligned, and
+    /// the register `lens_reg` their lengths: together they spell `bits`.
+    Payload {
+        bits: String,
+        lens_reg: String,
+        fields: usize,
+    },
     /// Symbols 0..index equal these, later symbols zero, with the sibling
     /// register `index_reg` naming how many are decoded.
     SymbolPrefix {
@@ -182,6 +188,7 @@ impl CompGolden {
             When::Always | When::Accepted => true,
             When::Predictor => chosen.is_some(),
             When::Model(id) => self.choice_id == id,
+            When::NotRaw => self.t.output.model != set.raw_id(),
         };
         if !applies {
             return Ok(None);
@@ -231,12 +238,17 @@ impl CompGolden {
             "choice_id" => bits(number_bits(self.choice_id as u64, w)),
             "block" => bits(block_bits(&t.block)),
             "selected_id" => bits(number_bits(t.selected_id as u64, w)),
-            "output.payload" => Ok(Some(Check::Payload {
+            "output.payload" | "output.payload.pairs" => Ok(Some(Check::Payload {
                 bits: t.output.bit_string()[h as usize..].to_string(),
                 lens_reg: p
                     .with
                     .clone()
                     .ok_or("`output.payload` needs the slot lengths (`with`)")?,
+                fields: if p.mirrors.ends_with(".pairs") {
+                    SYMBOLS / 2
+                } else {
+                    SYMBOLS
+                },
             })),
             "output.bits" => bits(bus_bits(&t.output.bytes, w)),
             "output.len" => bits(number_bits(t.output.len as u64, w)),
@@ -273,6 +285,7 @@ impl DecompGolden {
                 ok.is_some_and(|t| matches!(set.kind_of(t.model_id), Some(ModelKind::Predictor(_))))
             }
             When::Model(id) => ok.is_some_and(|t| t.model_id == id),
+            When::NotRaw => ok.is_some_and(|t| t.model_id != set.raw_id()),
         };
         if !applies {
             return Ok(None);
@@ -553,13 +566,14 @@ fn check_scope(
             Check::Payload {
                 bits: want,
                 lens_reg,
+                fields,
             } => {
                 let lens = value(lens_reg, p.stage, logic);
-                let sw = got.len() / SYMBOLS;
-                let lw = lens.len() / SYMBOLS;
+                let sw = got.len() / fields;
+                let lw = lens.len() / fields;
                 let mut payload = String::new();
                 let mut good = sw > 0 && lw > 0;
-                for m in 0..SYMBOLS {
+                for m in 0..*fields {
                     if !good {
                         break;
                     }

@@ -18,13 +18,15 @@ use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, SYMBOLS};
 use super::probes::{Probes, When};
 use super::table1::{self, LEN_BITS, SLOT};
 use crate::circuits::{
-    bits_for, block_of, byte, eq_const, k, onehot_mux, popcount, shr_var, sum, wire, Pipeline,
+    bits_for, block_of, byte, eq_const, k, onehot_mux, shr_var, sub_prefix, sum, wire, Pipeline,
 };
 use crate::ir::{Expr, IrError, Module};
 use crate::unit::UnitDescription;
 
 /// Width of the `len` ports.
 pub const LEN_WIDTH: u32 = 9;
+/// Width of the length of two code slots side by side (at most 34).
+const PAIR_LEN_BITS: u32 = 6;
 
 /// Symbol `m` (16 bits) of a 256-bit symbol bus (symbol 0 in the MSBs).
 pub fn symbol(bus: &Expr, m: usize) -> Result<Expr, IrError> {
@@ -66,7 +68,7 @@ fn transform(
         When::Always,
     )?;
     for j in 0..32 {
-        residues.push(byte(block, j)?.sub(&byte(&pred, j)?)?);
+        residues.push(sub_prefix(&byte(block, j)?, &byte(&pred, j)?)?);
     }
     let residue = probes.wire(
         m,
@@ -122,7 +124,50 @@ fn transform(
 /// high flags), and the binary zero count.
 struct ZeroRunKey {
     runs: Vec<Expr>,
-    count: Expr,
+    /// `counts[k-1]`: at least `k` zero symbols.
+    counts: Vec<Expr>,
+}
+
+/// Batcher's odd-even merge sort of 1-bit values, ones first: a
+/// comparator is an OR (to the lower place) and an AND (to the higher).
+/// For a power-of-two count n, log2(n)(log2(n)+1)/2 comparator levels
+/// (10 for 16). Bit `k` of the result is set when at least `k + 1` inputs
+/// are.
+fn sort_ones_first(bits: &[Expr]) -> Result<Vec<Expr>, IrError> {
+    fn merge(lo: usize, n: usize, r: usize, pairs: &mut Vec<(usize, usize)>) {
+        let step = 2 * r;
+        if step < n {
+            merge(lo, n, step, pairs);
+            merge(lo + r, n, step, pairs);
+            let mut i = lo + r;
+            while i + r < lo + n {
+                pairs.push((i, i + r));
+                i += step;
+            }
+        } else {
+            pairs.push((lo, lo + r));
+        }
+    }
+    fn sort(lo: usize, n: usize, pairs: &mut Vec<(usize, usize)>) {
+        if n > 1 {
+            let half = n / 2;
+            sort(lo, half, pairs);
+            sort(lo + half, half, pairs);
+            merge(lo, n, 1, pairs);
+        }
+    }
+    let n = bits.len().next_power_of_two();
+    let mut v: Vec<Expr> = bits.to_vec();
+    v.resize(n, Expr::bool(false));
+    let mut pairs = Vec::new();
+    sort(0, n, &mut pairs);
+    for (i, j) in pairs {
+        let (a, b) = (v[i].clone(), v[j].clone());
+        v[i] = a.or(&b)?;
+        v[j] = a.and(&b)?;
+    }
+    v.truncate(bits.len());
+    Ok(v)
 }
 
 /// Zero mask, longest run, zero count of one predictor's symbols. The run
@@ -165,7 +210,7 @@ fn zero_run_key(
         1,
         &format!("zero_runs_p{p}"),
         Expr::concat(flags)?,
-        &field("zero_runs"),
+        &field("longest_zero_run.thermometer"),
         When::Always,
     )?;
     let runs: Vec<Expr> = (0..SYMBOLS as u32)
@@ -174,20 +219,25 @@ fn zero_run_key(
     let bits: Vec<Expr> = (0..SYMBOLS as u32)
         .map(|i| mask.bit(i))
         .collect::<Result<_, _>>()?;
-    let count = probes.wire(
+    // the zero count as a thermometer too: the mask bits sorted, ones first
+    let sorted = sort_ones_first(&bits)?;
+    let count_thermometer = probes.wire(
         m,
         1,
-        &format!("zero_count_p{p}"),
-        popcount(&bits)?,
-        &field("zero_count"),
+        &format!("zero_counts_p{p}"),
+        Expr::concat(sorted.into_iter().rev())?,
+        &field("zero_count.thermometer"),
         When::Always,
     )?;
-    Ok(ZeroRunKey { runs, count })
+    let counts: Vec<Expr> = (0..SYMBOLS as u32)
+        .map(|b| count_thermometer.bit(b))
+        .collect::<Result<_, _>>()?;
+    Ok(ZeroRunKey { runs, counts })
 }
 
 /// Whether zero-run key `a` beats `b`: a longer longest run, or the same
-/// longest run and more zeros. The run lengths compare as thermometers:
-/// `a` is longer when some flag is set in `a` and clear in `b`.
+/// longest run and more zeros. Both compare as thermometers: `a` is
+/// longer (has more) when some flag is set in `a` and clear in `b`.
 fn zero_run_better(a: &ZeroRunKey, b: &ZeroRunKey) -> Result<Expr, IrError> {
     let longer = |x: &ZeroRunKey, y: &ZeroRunKey| -> Result<Expr, IrError> {
         let terms: Vec<Expr> = x
@@ -200,7 +250,15 @@ fn zero_run_better(a: &ZeroRunKey, b: &ZeroRunKey) -> Result<Expr, IrError> {
     };
     let a_longer = longer(a, b)?;
     let same = a_longer.or(&longer(b, a)?)?.not();
-    a_longer.or(&same.and(&a.count.cmp_gt(&b.count)?)?)
+    let more = |x: &[Expr], y: &[Expr]| -> Result<Expr, IrError> {
+        let terms: Vec<Expr> = x
+            .iter()
+            .zip(y)
+            .map(|(fx, fy)| fx.and(&fy.not()))
+            .collect::<Result<_, _>>()?;
+        Ok(Expr::concat(terms)?.reduce_or())
+    };
+    a_longer.or(&same.and(&more(&a.counts, &b.counts)?)?)
 }
 
 /// Encoded payload length of predictor `p`'s symbols (9 bits), a stage-1
@@ -481,96 +539,109 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         When::Always,
     )?;
 
-    pipe.stage(&mut m, 2, "codes, lengths, raw check")?;
+    pipe.stage(&mut m, 2, "codes, lengths, slot pairs")?;
     let (lens, codes) = symbol_codes(&mut m, "enc", &s1_symbols, true)?;
-    let code_total = probes.wire(
-        &mut m,
-        2,
-        "enc_code_bits",
-        sum(&lens, LEN_WIDTH)?,
-        "chosen.score.code_bits",
-        When::Predictor,
-    )?;
     let is_pred = wire(
         &mut m,
         "choice_is_predictor",
         s1_choice_id.cmp_ge(&k(set.predictor_id(0) as u128, h)?)?,
     )?;
-    let to_raw = wire(
-        &mut m,
-        "to_raw",
-        is_pred.and(&code_total.cmp_ge(&k(256, LEN_WIDTH)?)?)?,
-    )?;
-    let is_raw_out = to_raw.clone();
-    let is_same_out = match set.same_words_id() {
+    let is_same = match set.same_words_id() {
         Some(id) => eq_const(&s1_choice_id, id as u128)?,
         None => Expr::bool(false),
     };
-    let use_codes = wire(&mut m, "use_codes", is_pred.and(&to_raw.not())?)?;
-    let mut slot_codes = Vec::with_capacity(SYMBOLS);
-    let mut slot_lens = Vec::with_capacity(SYMBOLS);
+    let mut slots = Vec::with_capacity(SYMBOLS);
     for s in 0..SYMBOLS {
-        // raw payload: bytes 2s, 2s+1 (byte 2s first); same-words: bytes 0..3 in slots 0, 1
-        let raw_chunk = Expr::concat([
-            byte(&s1_block, 2 * s)?,
-            byte(&s1_block, 2 * s + 1)?,
-            k(0, 1)?,
-        ])?;
-        let chunk_sel = if s < 2 {
-            is_raw_out.or(&is_same_out)?
+        // same-words: bytes 0..3 in slots 0, 1 (byte 2s first)
+        let (chunk, chunk_sel) = if s < 2 {
+            (
+                Expr::concat([
+                    byte(&s1_block, 2 * s)?,
+                    byte(&s1_block, 2 * s + 1)?,
+                    k(0, 1)?,
+                ])?,
+                is_same.clone(),
+            )
         } else {
-            is_raw_out.clone()
+            (k(0, SLOT)?, Expr::bool(false))
         };
         let code = table1::priority(
             &[
-                (use_codes.clone(), codes[s].clone()),
-                (chunk_sel.clone(), raw_chunk),
+                (is_pred.clone(), codes[s].clone()),
+                (chunk_sel.clone(), chunk),
             ],
             k(0, SLOT)?,
         )?;
         let len = table1::priority(
             &[
-                (use_codes.clone(), lens[s].clone()),
+                (is_pred.clone(), lens[s].clone()),
                 (chunk_sel, k(16, LEN_BITS)?),
             ],
             k(0, LEN_BITS)?,
         )?;
-        slot_codes.push(code);
-        slot_lens.push(len);
+        slots.push((code, len));
     }
-    let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &s1_choice_id)?;
-    let s2_codes = pipe.reg(&mut m, 2, "codes", Expr::concat(slot_codes)?)?;
-    let s2_code_lens = pipe.reg(&mut m, 2, "code_lens", Expr::concat(slot_lens)?)?;
+    // the first level of the packing tree: slots 2i and 2i+1 side by side
+    let mut pairs = Vec::with_capacity(SYMBOLS / 2);
+    let mut pair_lens = Vec::with_capacity(SYMBOLS / 2);
+    for (i, pair) in slots.chunks(2).enumerate() {
+        let ((a, la), (b, lb)) = (&pair[0], &pair[1]);
+        let name = format!("pack1_{i}");
+        let b_ext = Expr::concat([b.clone(), k(0, SLOT)?])?;
+        let shifted = shr_var(&mut m, &name, &b_ext, la)?;
+        pairs.push(Expr::concat([a.clone(), k(0, SLOT)?])?.or(&shifted)?);
+        pair_lens.push(la.zext(PAIR_LEN_BITS)?.add(&lb.zext(PAIR_LEN_BITS)?)?);
+    }
+    let s2_pairs = pipe.reg(&mut m, 2, "pairs", Expr::concat(pairs)?)?;
+    let s2_pair_lens = pipe.reg(&mut m, 2, "pair_lens", Expr::concat(pair_lens)?)?;
     probes.record_reg(
         &m,
         2,
-        "codes",
-        "output.payload",
-        When::Always,
-        Some("code_lens"),
+        "pairs",
+        "output.payload.pairs",
+        When::NotRaw,
+        Some("pair_lens"),
     )?;
-    let s2_selected_id = probes.reg(
+    let s2_choice_id = probes.reg(
         &mut m,
         &pipe,
         2,
-        "selected_id",
-        selected,
-        "selected_id",
+        "choice_id",
+        s1_choice_id,
+        "choice_id",
         When::Always,
     )?;
+    let s2_block = pipe.reg(&mut m, 2, "block", s1_block)?;
 
-    pipe.stage(&mut m, 3, "pack the 16 slots behind the header")?;
-    let mut level: Vec<(Expr, Expr)> = (0..SYMBOLS)
-        .map(|s| {
-            let hi = SLOT * (SYMBOLS as u32 - s as u32) - 1;
-            let lhi = LEN_BITS * (SYMBOLS as u32 - s as u32) - 1;
+    pipe.stage(&mut m, 3, "raw check, pack the pairs behind the header")?;
+    let pair_width = 2 * SLOT;
+    let mut level: Vec<(Expr, Expr)> = (0..SYMBOLS / 2)
+        .map(|i| {
+            let n = (SYMBOLS / 2 - i) as u32;
+            let hi = pair_width * n - 1;
+            let lhi = PAIR_LEN_BITS * n - 1;
             Ok((
-                s2_codes.slice(hi, hi + 1 - SLOT)?,
-                s2_code_lens.slice(lhi, lhi + 1 - LEN_BITS)?,
+                s2_pairs.slice(hi, hi + 1 - pair_width)?,
+                s2_pair_lens.slice(lhi, lhi + 1 - PAIR_LEN_BITS)?,
             ))
         })
         .collect::<Result<_, IrError>>()?;
-    let mut depth = 0;
+    let pair_len_list: Vec<Expr> = level.iter().map(|(_, l)| l.clone()).collect();
+    let code_total = probes.wire(
+        &mut m,
+        3,
+        "enc_code_bits",
+        sum(&pair_len_list, LEN_WIDTH)?,
+        "chosen.score.code_bits",
+        When::Predictor,
+    )?;
+    let is_pred3 = s2_choice_id.cmp_ge(&k(set.predictor_id(0) as u128, h)?)?;
+    let to_raw = wire(
+        &mut m,
+        "to_raw",
+        is_pred3.and(&code_total.cmp_ge(&k(256, LEN_WIDTH)?)?)?,
+    )?;
+    let mut depth = 1;
     while level.len() > 1 {
         depth += 1;
         let mut next = Vec::with_capacity(level.len() / 2);
@@ -592,6 +663,10 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
                 .add(&lb.zext(lw.max(la.width()))?)?;
             if last {
                 next.push((merged, len));
+            } else if i % 2 == 1 {
+                // a right-hand field: its length shifts nothing (the total
+                // is summed on its own)
+                next.push((wire(&mut m, &name, merged)?, len));
             } else {
                 next.push((
                     wire(&mut m, &name, merged)?,
@@ -601,11 +676,26 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         }
         level = next;
     }
-    let (payload, payload_len) = level.remove(0);
-    let bits = Expr::concat([s2_selected_id.clone(), payload])?;
-    let total_len = payload_len
-        .zext(LEN_WIDTH)?
-        .add(&k(h as u128, LEN_WIDTH)?)?;
+    let (packed, _) = level.remove(0);
+    // raw: the block's bytes in order, byte 0 first
+    let raw_payload = Expr::concat(
+        (0..32)
+            .map(|j| byte(&s2_block, j))
+            .collect::<Result<Vec<_>, _>>()?,
+    )?;
+    let payload = Expr::mux(&to_raw, &raw_payload, &packed)?;
+    let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &s2_choice_id)?;
+    let selected = probes.wire(
+        &mut m,
+        3,
+        "selected_id",
+        selected,
+        "selected_id",
+        When::Always,
+    )?;
+    let bits = Expr::concat([selected.clone(), payload])?;
+    let payload_len = Expr::mux(&to_raw, &k(256, LEN_WIDTH)?, &code_total)?;
+    let total_len = payload_len.add(&k(h as u128, LEN_WIDTH)?)?;
     let s3_bits = probes.reg(&mut m, &pipe, 3, "bits", bits, "output.bits", When::Always)?;
     let s3_len = probes.reg(
         &mut m,
@@ -621,7 +711,7 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         &pipe,
         3,
         "model",
-        s2_selected_id,
+        selected,
         "output.model",
         When::Always,
     )?;

@@ -20,7 +20,9 @@ use super::compressor::LEN_WIDTH;
 use super::probes::{Probes, When};
 use super::table1::priority;
 use super::{DECOMPRESSOR_LATENCY, DECOMPRESSOR_STAGES};
-use crate::circuits::{bits_for, block_of, byte, eq_const, k, onehot_mux, shl_var_top, wire, Pipeline};
+use crate::circuits::{
+    bits_for, block_of, byte, eq_const, k, onehot_mux, shl_var_top, wire, Pipeline,
+};
 use crate::ir::{Expr, IrError, Module};
 use crate::unit::UnitDescription;
 
@@ -88,7 +90,11 @@ fn decode(m: &mut Module, name: &str, head: &Expr) -> Result<Code, IrError> {
             Ok(if c == 1 { run.or(&is_run.not())? } else { run })
         })
         .collect::<Result<_, IrError>>()?;
-    let count = wire(m, &format!("{name}_count"), Expr::concat(count.into_iter().rev())?)?;
+    let count = wire(
+        m,
+        &format!("{name}_count"),
+        Expr::concat(count.into_iter().rev())?,
+    )?;
     let count = (0..16).map(|c| count.bit(c)).collect::<Result<_, _>>()?;
     let mut single_bits = Vec::with_capacity(16);
     let mut pair_bits = Vec::with_capacity(16);
@@ -238,11 +244,7 @@ fn decode_stage(
             .map(|o| bits_at(stream, lo + o, 17))
             .collect::<Result<_, _>>()?;
         let code = decode(m, &format!("dec{c}"), &onehot_mux(flags, &heads)?)?;
-        let active = wire(
-            m,
-            &format!("dec{c}_active"),
-            is_pred.and(&index[16].not())?,
-        )?;
+        let active = wire(m, &format!("dec{c}_active"), is_pred.and(&index[16].not())?)?;
         // the next count: this one moved on by the code's symbols, all at
         // or past 16 in one place; past 16 is an overflow
         let mut next: Vec<Option<Expr>> = vec![None; 17];
@@ -652,11 +654,7 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
                     (same.clone(), k(h as u128 + 32, LEN_WIDTH)?),
                     (raw.clone(), k(h as u128 + 256, LEN_WIDTH)?),
                 ],
-                wire(
-                    &mut m,
-                    &format!("s{s}_used_d"),
-                    st.used.add(&consumed)?,
-                )?,
+                wire(&mut m, &format!("s{s}_used_d"), st.used.add(&consumed)?)?,
             )?;
             let incomplete = is_pred.and(&st.index.cmp_ne(&k(16, 5)?)?)?;
             let length_bad = expected_len.cmp_ne(&len)?;
@@ -701,11 +699,7 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
                 stream: r_stream,
                 symbols: r_symbols,
                 index: r_index.clone(),
-                used: wire(
-                    &mut m,
-                    &format!("s{s}_used_next"),
-                    r_used.add(&r_consumed)?,
-                )?,
+                used: wire(&mut m, &format!("s{s}_used_next"), r_used.add(&r_consumed)?)?,
                 error: r_error,
             };
             len = r_len;
