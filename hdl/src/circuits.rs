@@ -48,45 +48,6 @@ pub fn sum(terms: &[Expr], width: u32) -> Result<Expr, IrError> {
     Ok(level.remove(0))
 }
 
-/// `a - b` modulo `2^w` (equal widths) as a Kogge-Stone prefix adder of
-/// `a + !b + 1`: generate/propagate per bit, `log2(w)` levels of carry
-/// merges, one XOR, so synthesis starts from a logarithmic carry path
-/// rather than a ripple chain.
-pub fn sub_prefix(a: &Expr, b: &Expr) -> Result<Expr, IrError> {
-    let w = a.width();
-    let nb = b.not();
-    let mut g: Vec<Expr> = Vec::with_capacity(w as usize);
-    let mut p: Vec<Expr> = Vec::with_capacity(w as usize);
-    for i in 0..w {
-        g.push(a.bit(i)?.and(&nb.bit(i)?)?);
-        p.push(a.bit(i)?.xor(&nb.bit(i)?)?);
-    }
-    let half: Vec<Expr> = p.clone();
-    // carry into bit 0 is 1: fold it into bit 0's generate
-    g[0] = g[0].or(&p[0])?;
-    let mut dist = 1;
-    while dist < w as usize {
-        let (pg, pp) = (g.clone(), p.clone());
-        for i in dist..w as usize {
-            g[i] = pg[i].or(&pp[i].and(&pg[i - dist])?)?;
-            p[i] = pp[i].and(&pp[i - dist])?;
-        }
-        dist *= 2;
-    }
-    // carry into bit i is the group generate of bits 0..i-1
-    let bits: Vec<Expr> = (0..w as usize)
-        .rev()
-        .map(|i| {
-            if i == 0 {
-                Ok(half[0].not())
-            } else {
-                half[i].xor(&g[i - 1])
-            }
-        })
-        .collect::<Result<_, _>>()?;
-    Expr::concat(bits)
-}
-
 /// Number of set bits among 1-bit expressions.
 pub fn popcount(bits: &[Expr]) -> Result<Expr, IrError> {
     sum(bits, bits_for(bits.len() as u64))

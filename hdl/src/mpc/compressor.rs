@@ -18,7 +18,7 @@ use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, SYMBOLS};
 use super::probes::{Probes, When};
 use super::table1::{self, LEN_BITS, SLOT};
 use crate::circuits::{
-    bits_for, block_of, byte, eq_const, k, onehot_mux, shr_var, sub_prefix, sum, wire, Pipeline,
+    bits_for, block_of, byte, eq_const, k, onehot_mux, shr_var, sum, wire, Pipeline,
 };
 use crate::ir::{Expr, IrError, Module};
 use crate::unit::UnitDescription;
@@ -68,7 +68,7 @@ fn transform(
         When::Always,
     )?;
     for j in 0..32 {
-        residues.push(sub_prefix(&byte(block, j)?, &byte(&pred, j)?)?);
+        residues.push(byte(block, j)?.sub(&byte(&pred, j)?)?);
     }
     let residue = probes.wire(
         m,
