@@ -169,9 +169,9 @@ struct Decoded {
 /// each one AND-OR deep on the one before. So the starts are found in
 /// `n` short steps; each code's 17-bit head is then picked by its one-hot
 /// start and decoded off that chain. The stream handed on is shifted by
-/// the end of the last code in one barrel shifter (a non-predictor
-/// model's stream stays where it is), keeping its top `keep` bits (none
-/// after the last codes).
+/// the end of the last code in one barrel shifter, keeping its top `keep`
+/// bits (none after the last codes); with `hold`, a non-predictor model's
+/// stream stays where it is.
 fn decode_stage(
     m: &mut Module,
     first: usize,
@@ -179,6 +179,7 @@ fn decode_stage(
     st: &State,
     is_pred: &Expr,
     keep: u32,
+    hold: bool,
 ) -> Result<Decoded, IrError> {
     let stream = &st.stream;
     // length flags at each offset a code of the stage can start
@@ -337,8 +338,9 @@ fn decode_stage(
     )?;
     let next_stream = if keep == 0 {
         k(0, 1)?
-    } else {
-        // the end lies at or below 17 n
+    } else if hold {
+        // stage 1: the stream is also the raw and same-words payload, so a
+        // non-predictor model's stays where it is
         let aw = bits_for(17 * n as u64);
         let end = ends[n].slice(aw - 1, 0)?;
         let amount = wire(
@@ -348,6 +350,25 @@ fn decode_stage(
         )?;
         let name = format!("dec{}_stream", first + n - 1);
         let shifted = shl_var_top(m, &name, stream, &amount, keep)?;
+        wire(m, &name, shifted)?
+    } else {
+        // the end lies in lo..=17n: a constant shift by lo (wires), then a
+        // barrel shifter for the rest
+        let (lo, flags) = &starts[n];
+        let rest = 17 * n as u32 - lo;
+        let aw = bits_for(rest as u64);
+        let vals: Vec<Expr> = (0..flags.len() as u32)
+            .map(|o| k(o as u128, aw))
+            .collect::<Result<_, _>>()?;
+        let amount = wire(
+            m,
+            &format!("dec{}_shift", first + n - 1),
+            onehot_mux(flags, &vals)?,
+        )?;
+        let ws = stream.width();
+        let pre = Expr::concat([stream.slice(ws - 1 - lo, 0)?, k(0, *lo)?])?;
+        let name = format!("dec{}_stream", first + n - 1);
+        let shifted = shl_var_top(m, &name, &pre, &amount, keep)?;
         wire(m, &name, shifted)?
     };
     Ok(Decoded {
@@ -362,22 +383,50 @@ fn decode_stage(
     })
 }
 
+/// The checks after the last code: a predictor's codes stand for exactly
+/// 16 symbols, and the bits used (`used`: header and codes) are `len`;
+/// zero-block, same-words and raw (`kinds`, in that order) take H, H+32
+/// and H+256 bits.
+fn length_checks(
+    h: u32,
+    used: &Expr,
+    index: &Expr,
+    len: &Expr,
+    is_pred: &Expr,
+    kinds: [&Expr; 3],
+) -> Result<Expr, IrError> {
+    let [zero, same, raw] = kinds;
+    let expected_len = priority(
+        &[
+            (zero.clone(), k(h as u128, LEN_WIDTH)?),
+            (same.clone(), k(h as u128 + 32, LEN_WIDTH)?),
+            (raw.clone(), k(h as u128 + 256, LEN_WIDTH)?),
+        ],
+        used.clone(),
+    )?;
+    let incomplete = is_pred.and(&index.cmp_ne(&k(16, 5)?)?)?;
+    incomplete.or(&expected_len.cmp_ne(len)?)
+}
+
 /// How many codes each stage of a `stages`-stage decompressor decodes
-/// (stages 1 to `stages - 1`; the last decode stage also holds the inverse
-/// transform when it is stage `stages - 1`). Codes are decoded two to a
-/// step.
+/// (stages 1 to `stages - 1`; the inverse transform is in stage
+/// `stages - 1`, after that stage's codes if it has any). The length checks
+/// are made in the stage after the last codes.
 pub fn decode_plan(stages: usize) -> Vec<usize> {
-    if stages == DECOMPRESSOR_LATENCY as usize {
-        return vec![6, 6, 4];
+    match stages {
+        4 => vec![6, 6, 4],
+        5 => vec![5, 5, 4, 2],
+        _ => {
+            // evenly over stages 1..stages-2, the earlier stages taking the
+            // remainder; nothing decoded in the inverse-transform stage
+            let d = stages - 2;
+            let mut plan: Vec<usize> = (0..d)
+                .map(|i| SYMBOLS / d + usize::from(i < SYMBOLS % d))
+                .collect();
+            plan.push(0);
+            plan
+        }
     }
-    // 8 two-code steps over stages 1..stages-2, the earlier stages taking
-    // the remainder; nothing decoded in the inverse-transform stage
-    let d = stages - 2;
-    let mut plan: Vec<usize> = (0..d)
-        .map(|i| 2 * (8 / d + usize::from(i < 8 % d)))
-        .collect();
-    plan.push(0);
-    plan
 }
 
 /// Stage-3 inverse transform of one predictor: symbols -> residues.
@@ -587,7 +636,7 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         }
         t
     };
-    let checks_at = plan.iter().rposition(|&c| c > 0).map_or(1, |i| i + 1);
+    let checks_at = plan.iter().rposition(|&c| c > 0).map_or(1, |i| i + 2);
     pipe.stage(&mut m, 1, &first_title(1, 0, plan[0], checks_at == 1))?;
     let id = probes.wire(
         &mut m,
@@ -642,30 +691,17 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
             } else {
                 (17 * remaining as u32).min(st.stream.width())
             };
-            let d = decode_stage(&mut m, code, n, &st, &is_pred, keep)?;
+            let d = decode_stage(&mut m, code, n, &st, &is_pred, keep, s == 1)?;
             st = d.state;
             consumed = d.consumed;
             code += n;
         }
         if s == checks_at {
-            let expected_len = priority(
-                &[
-                    (zero, k(h as u128, LEN_WIDTH)?),
-                    (same.clone(), k(h as u128 + 32, LEN_WIDTH)?),
-                    (raw.clone(), k(h as u128 + 256, LEN_WIDTH)?),
-                ],
-                wire(&mut m, &format!("s{s}_used_d"), st.used.add(&consumed)?)?,
-            )?;
-            let incomplete = is_pred.and(&st.index.cmp_ne(&k(16, 5)?)?)?;
-            let length_bad = expected_len.cmp_ne(&len)?;
-            st.error = wire(
-                &mut m,
-                &format!("s{s}_error_d"),
-                st.error.or(&incomplete)?.or(&length_bad)?,
-            )?;
+            let bad = length_checks(h, &st.used, &st.index, &len, &is_pred, [&zero, &same, &raw])?;
+            st.error = wire(&mut m, &format!("s{s}_error_d"), st.error.or(&bad)?)?;
         }
         if s == inv {
-            inv_flags = Some((preds, same, raw));
+            inv_flags = Some((preds, same, raw, consumed));
             break;
         }
         // registers into stage s + 1
@@ -679,8 +715,10 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         } else {
             pipe.reg(&mut m, s, "payload", payload.clone())?
         };
-        if decoding {
-            let r_stream = if s == 1 {
+        if s < checks_at {
+            let r_stream = if !decoding {
+                st.stream.clone()
+            } else if s == 1 {
                 r_payload.clone()
             } else {
                 pipe.reg(&mut m, s, "stream", st.stream.clone())?
@@ -718,7 +756,7 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         payload = r_payload;
     }
 
-    let (preds2, same2, raw2) = inv_flags.ok_or(IrError::EmptyConcat)?;
+    let (preds2, same2, raw2, consumed) = inv_flags.ok_or(IrError::EmptyConcat)?;
     let s2_symbols = st.symbols.clone();
     let s2_payload = payload;
     let s2_error = st.error.clone();
@@ -752,6 +790,17 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
     let s3_residue = pipe.reg(&mut m, inv, "residue", residue)?;
     let s3_model_id = pipe.reg(&mut m, inv, "model_id", s2_model_id)?;
     let s3_error = pipe.reg(&mut m, inv, "error", s2_error)?;
+    // the checks of the last codes come one stage later
+    let check_in = if checks_at > inv {
+        let used = pipe.reg(&mut m, inv, "used", st.used.clone())?;
+        let consumed = pipe.reg(&mut m, inv, "consumed", consumed)?;
+        let index = pipe.reg(&mut m, inv, "sym_index", st.index.clone())?;
+        let len = pipe.reg(&mut m, inv, "len", len.clone())?;
+        probes.record_reg(&m, inv, "len", "len", When::Always, None)?;
+        Some((used, consumed, index, len))
+    } else {
+        None
+    };
     for (name, mirrors, when) in [
         ("residue", "residue", When::Predictor),
         // raw: the payload bytes are the block
@@ -763,7 +812,23 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
     }
 
     pipe.stage(&mut m, stages, "restoration, custom models, output")?;
-    let (preds3, _, same3, raw3) = kind_flags(&mut m, &s3_model_id, inv)?;
+    let (preds3, zero3, same3, raw3) = kind_flags(&mut m, &s3_model_id, inv)?;
+    let s3_error = match check_in {
+        Some((used, consumed, index, len)) => {
+            let is_pred = wire(
+                &mut m,
+                &format!("s{inv}_is_predictor"),
+                preds3
+                    .iter()
+                    .skip(1)
+                    .try_fold(preds3[0].clone(), |a, b| a.or(b))?,
+            )?;
+            let used = wire(&mut m, &format!("s{inv}_used_next"), used.add(&consumed)?)?;
+            let bad = length_checks(h, &used, &index, &len, &is_pred, [&zero3, &same3, &raw3])?;
+            wire(&mut m, &format!("s{stages}_error_d"), s3_error.or(&bad)?)?
+        }
+        None => s3_error,
+    };
     let mut sel = Vec::new();
     let mut vals = Vec::new();
     for (p, pr) in set.predictors.iter().enumerate() {
