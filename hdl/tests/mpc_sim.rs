@@ -154,16 +154,17 @@ fn random_set(seed: &mut u64, n: usize, selection: Selection) -> ModelSet {
 }
 
 fn check_set(set: &ModelSet, blocks: &[[u8; 32]]) {
-    check_compressor(set, blocks);
+    check_compressor(set, blocks, hdl::mpc::COMPRESSOR_LATENCY as usize);
     check_decompressor(set, blocks, hdl::mpc::DECOMPRESSOR_LATENCY as usize);
 }
 
-/// The compressor against the golden codec on `blocks`.
-fn check_compressor(set: &ModelSet, blocks: &[[u8; 32]]) {
+/// A compressor of `stages` pipeline stages against the golden codec on
+/// `blocks`.
+fn check_compressor(set: &ModelSet, blocks: &[[u8; 32]], stages: usize) {
     let codec = MpcCodec::new(set);
     let w = set.max_bits();
-    // compressor
-    let comp = compressor::build(set).expect("compressor builds");
+    let (comp, desc) = compressor::build_staged(set, stages).expect("compressor builds");
+    assert_eq!(desc.latency, stages);
     comp.emit(&[])
         .expect("compressor passes the generation-time lint");
     let mut sim = Sim::new(&comp).expect("sim");
@@ -174,12 +175,12 @@ fn check_compressor(set: &ModelSet, blocks: &[[u8; 32]]) {
     sim.set("rst", &zero).expect("rst");
     sim.set("in_valid", &one).expect("valid");
     sim.set("out_ready", &one).expect("ready");
-    for t in 0..blocks.len() + 3 {
+    for t in 0..blocks.len() + stages {
         let b = blocks.get(t).copied().unwrap_or([0; 32]);
         sim.set("in_block", &block_bits(&b)).expect("in_block");
         sim.step();
-        if t >= 2 {
-            let i = t - 2;
+        if t + 1 >= stages {
+            let i = t + 1 - stages;
             let Some(src) = blocks.get(i) else { continue };
             let exp = codec.compress(src);
             assert_eq!(sim.get_u128("out_valid").expect("valid"), 1);
@@ -317,6 +318,30 @@ fn deeper_decompressors_match_golden() {
             assert!(hdl::mpc::DECOMPRESSOR_STAGES.contains(&stages));
             check_decompressor(&set, &blocks, stages);
         }
+    }
+}
+
+#[test]
+fn deeper_compressors_match_golden() {
+    let blocks = test_blocks(40);
+    for name in ["default", "default-exact", "int32"] {
+        let set = ModelSet::load(&repo().join("models").join(name)).expect("set");
+        check_compressor(&set, &blocks, 4);
+    }
+    let mut seed = 777u64;
+    for (n, sel) in [(3, Selection::Exact), (2, Selection::ZeroRun)] {
+        check_compressor(&random_set(&mut seed, n, sel), &blocks, 4);
+    }
+}
+
+#[test]
+fn compressor_depth_outside_its_range_is_refused() {
+    let set = ModelSet::load(&repo().join("models/example")).expect("example set");
+    for stages in [0, 2, 5] {
+        let e = compressor::build_staged(&set, stages).expect_err("refused");
+        assert!(e.to_string().contains("3..=4"), "{e}");
+        let e = hdl::mpc::Options::with_stages(stages, 4).expect_err("refused");
+        assert!(e.to_string().contains("3 or 4"), "{e}");
     }
 }
 

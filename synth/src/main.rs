@@ -32,8 +32,11 @@ struct Cli {
     /// Liberty file (default: $MPC_LIBERTY, then where `make setup` puts OSU 0.18 um).
     #[arg(long)]
     liberty: Option<PathBuf>,
-    /// Pipeline stages of the decompressor (4 to 8); RTL and reports of a
-    /// depth other than 4 go to <build>/<set>-d<N>/.
+    /// Pipeline stages of the compressor (3 or 4).
+    #[arg(long, default_value_t = hdl::mpc::COMPRESSOR_LATENCY as usize)]
+    compressor_stages: usize,
+    /// Pipeline stages of the decompressor (4 to 8). RTL and reports of
+    /// depths other than the defaults go to <build>/<set>-c<C>-d<D>/.
     #[arg(long, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
     decompressor_stages: usize,
     /// Area only: no depth runs, no timing mapping or OpenSTA, no block breakdown.
@@ -69,19 +72,23 @@ fn main() -> Result<()> {
     }
     let set =
         ModelSet::load(&cli.model).with_context(|| format!("loading {}", cli.model.display()))?;
-    let gen_opts = hdl::mpc::Options::with_decompressor_stages(cli.decompressor_stages)?;
+    let gen_opts = hdl::mpc::Options::with_stages(cli.compressor_stages, cli.decompressor_stages)?;
     let rtl = if gen_opts == hdl::mpc::Options::default() {
         cli.build.join(&set.name)
     } else {
-        cli.build
-            .join(format!("{}-d{}", set.name, gen_opts.decompressor_stages()))
+        cli.build.join(format!(
+            "{}-c{}-d{}",
+            set.name,
+            gen_opts.compressor_stages(),
+            gen_opts.decompressor_stages()
+        ))
     };
     let cmd = hdl::output::this_command();
     hdl::mpc::write_units(&cli.model, &rtl, &Unit::ALL, &gen_opts, &cmd)?;
     let described = hdl::unit::read_units(&rtl.join("params.json"))?;
     let out = rtl.join("synth");
     let regs = [
-        synth::register_bits(&compressor::build(&set)?),
+        synth::register_bits(&compressor::build_staged(&set, gen_opts.compressor_stages())?.0),
         synth::register_bits(&decompressor::build_staged(&set, gen_opts.decompressor_stages())?.0),
     ];
     let reports = run_units(&rtl, &out, &lib, opts, [true, true], &described)?;

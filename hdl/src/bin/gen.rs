@@ -70,6 +70,10 @@ struct MpcArgs {
     /// Which unit to generate.
     #[arg(long, value_enum, default_value = "all")]
     unit: MpcUnit,
+    /// Pipeline stages of the compressor (3 or 4): 4 puts the selection in
+    /// a stage of its own, for a shorter clock period.
+    #[arg(long, default_value_t = hdl::mpc::COMPRESSOR_LATENCY as usize)]
+    compressor_stages: usize,
     /// Pipeline stages of the decompressor (4 to 8): more stages, a
     /// shorter clock period.
     #[arg(long, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
@@ -123,6 +127,9 @@ struct Flat {
     /// Which unit to generate.
     #[arg(long, value_enum, default_value = "all")]
     unit: UnitArg,
+    /// MPC: pipeline stages of the compressor (3 or 4).
+    #[arg(long, default_value_t = hdl::mpc::COMPRESSOR_LATENCY as usize)]
+    compressor_stages: usize,
     /// MPC: pipeline stages of the decompressor (4 to 8).
     #[arg(long, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
     decompressor_stages: usize,
@@ -153,6 +160,7 @@ impl Flat {
             model,
             out,
             unit,
+            compressor_stages,
             decompressor_stages,
             block,
             mag,
@@ -172,6 +180,7 @@ impl Flat {
                 model: model.context("--model is required for the MPC units")?,
                 out,
                 unit,
+                compressor_stages,
                 decompressor_stages,
             }));
         }
@@ -215,7 +224,7 @@ fn gen_magbdi(a: MagBdiArgs, command_line: &str) -> Result<Vec<PathBuf>> {
 
 /// The MPC units of a model set into build/<set name>.
 fn gen_mpc(a: MpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
-    let opts = Options::with_decompressor_stages(a.decompressor_stages)?;
+    let opts = Options::with_stages(a.compressor_stages, a.decompressor_stages)?;
     let set = ModelSet::load(&a.model)?;
     let out = a
         .out

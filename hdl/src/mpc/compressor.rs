@@ -17,6 +17,7 @@ use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, SYMBOLS};
 
 use super::probes::{Probes, When};
 use super::table1::{self, LEN_BITS, SLOT};
+use super::COMPRESSOR_STAGES;
 use crate::circuits::{
     bits_for, block_of, byte, eq_const, k, onehot_mux, shr_var, sum, wire, Pipeline,
 };
@@ -34,18 +35,9 @@ pub fn symbol(bus: &Expr, m: usize) -> Result<Expr, IrError> {
     bus.slice(hi, hi - 15)
 }
 
-/// Stage-1 logic of one predictor: prediction, residues, planes, XOR and
-/// reorder. Returns the 256-bit symbol bus.
-fn transform(
-    m: &mut Module,
-    probes: &mut Probes,
-    p: usize,
-    pr: &Predictor,
-    block: &Expr,
-) -> Result<Expr, IrError> {
-    let field = |f: &str| format!("candidates[{p}].{f}");
+/// Predictor `pr`'s prediction of `block` (wires and constant shifts).
+fn prediction(pr: &Predictor, block: &Expr) -> Result<Expr, IrError> {
     let mut preds = Vec::with_capacity(32);
-    let mut residues = Vec::with_capacity(32);
     for rule in pr.bytes.iter() {
         preds.push(match *rule {
             ByteRule::Root => k(0, 8)?,
@@ -59,37 +51,71 @@ fn transform(
             }
         });
     }
-    let pred = probes.wire(
-        m,
-        1,
-        &format!("pred_p{p}"),
-        block_of(preds)?,
-        &field("pred"),
-        When::Always,
-    )?;
-    for j in 0..32 {
-        residues.push(byte(block, j)?.sub(&byte(&pred, j)?)?);
-    }
-    let residue = probes.wire(
-        m,
-        1,
-        &format!("residue_p{p}"),
-        block_of(residues)?,
-        &field("residue"),
-        When::Always,
-    )?;
-    // planes: plane q, column j at bit 32q + j
+    block_of(preds)
+}
+
+/// Byte-wise `block - pred` (32 8-bit subtractors).
+fn residues(block: &Expr, pred: &Expr) -> Result<Expr, IrError> {
+    let bytes: Vec<Expr> = (0..32)
+        .map(|j| byte(block, j)?.sub(&byte(pred, j)?))
+        .collect::<Result<_, _>>()?;
+    block_of(bytes)
+}
+
+/// The bit-planes of a residue block: plane q, column j at bit 32q + j.
+fn planes_of(residue: &Expr) -> Result<Expr, IrError> {
     let mut plane_bits = Vec::with_capacity(256);
     for q in (0..8u32).rev() {
         for j in (0..32u32).rev() {
             plane_bits.push(residue.bit(8 * j + q)?);
         }
     }
+    Expr::concat(plane_bits)
+}
+
+/// Predictor `pr`'s reorder of the XORed planes: stream bit o (bus bit
+/// 255-o) = natural[reorder[o]] (wires).
+fn reordered(pr: &Predictor, xored: &Expr) -> Result<Expr, IrError> {
+    let mut stream = Vec::with_capacity(256);
+    for &n in pr.reorder.iter() {
+        let n = n as u32;
+        let (q, j) = (7 - n / 32, n % 32);
+        stream.push(xored.bit(32 * q + j)?);
+    }
+    Expr::concat(stream)
+}
+
+/// Stage-1 logic of one predictor: prediction, residues, planes, XOR and
+/// reorder. Returns the 256-bit symbol bus.
+fn transform(
+    m: &mut Module,
+    probes: &mut Probes,
+    p: usize,
+    pr: &Predictor,
+    block: &Expr,
+) -> Result<Expr, IrError> {
+    let field = |f: &str| format!("candidates[{p}].{f}");
+    let pred = probes.wire(
+        m,
+        1,
+        &format!("pred_p{p}"),
+        prediction(pr, block)?,
+        &field("pred"),
+        When::Always,
+    )?;
+    let residue = probes.wire(
+        m,
+        1,
+        &format!("residue_p{p}"),
+        residues(block, &pred)?,
+        &field("residue"),
+        When::Always,
+    )?;
     let planes = probes.wire(
         m,
         1,
         &format!("planes_p{p}"),
-        Expr::concat(plane_bits)?,
+        planes_of(&residue)?,
         &field("planes"),
         When::Always,
     )?;
@@ -101,21 +127,41 @@ fn transform(
         &field("xored"),
         When::Always,
     )?;
-    // reordered stream: stream bit o (bus bit 255-o) = natural[reorder[o]]
-    let mut stream = Vec::with_capacity(256);
-    for &n in pr.reorder.iter() {
-        let n = n as u32;
-        let (q, j) = (7 - n / 32, n % 32);
-        stream.push(xored.bit(32 * q + j)?);
-    }
     probes.wire(
         m,
         1,
         &format!("symbols_p{p}"),
-        Expr::concat(stream)?,
+        reordered(pr, &xored)?,
         &field("symbols"),
         When::Always,
     )
+}
+
+/// The chosen predictor's symbols computed again from the block (the
+/// 4-stage compressor's stage 2): the prediction and the reorder are
+/// one-hot selects by `onehot`, between them one set of subtractors and
+/// XORs.
+fn chosen_transform(
+    m: &mut Module,
+    set: &ModelSet,
+    onehot: &[Expr],
+    block: &Expr,
+) -> Result<Expr, IrError> {
+    let preds: Vec<Expr> = set
+        .predictors
+        .iter()
+        .map(|pr| prediction(pr, block))
+        .collect::<Result<_, _>>()?;
+    let pred = wire(m, "chosen_pred", onehot_mux(onehot, &preds)?)?;
+    let residue = wire(m, "chosen_residue", residues(block, &pred)?)?;
+    let planes = planes_of(&residue)?;
+    let xored = wire(m, "chosen_xored", planes.xor(&planes.shr(32))?)?;
+    let streams: Vec<Expr> = set
+        .predictors
+        .iter()
+        .map(|pr| reordered(pr, &xored))
+        .collect::<Result<_, _>>()?;
+    onehot_mux(onehot, &streams)
 }
 
 /// The zero-run score of one predictor's symbols, in the two forms the
@@ -233,6 +279,46 @@ fn zero_run_key(
         .map(|b| count_thermometer.bit(b))
         .collect::<Result<_, _>>()?;
     Ok(ZeroRunKey { runs, counts })
+}
+
+/// The scores the selection compares, per predictor.
+enum Keys {
+    /// One predictor: nothing to compare.
+    None,
+    ZeroRun(Vec<ZeroRunKey>),
+    /// Code bits.
+    Exact(Vec<Expr>),
+}
+
+impl Keys {
+    /// The same scores through stage-1 registers
+    /// (`s1_zero_runs_p<p>`, `s1_zero_counts_p<p>` or `s1_code_bits_p<p>`).
+    fn registered(self, m: &mut Module, pipe: &Pipeline) -> Result<Keys, IrError> {
+        let bus = |m: &mut Module, name: String, flags: &[Expr]| -> Result<Vec<Expr>, IrError> {
+            let r = pipe.reg(m, 1, &name, Expr::concat(flags.iter().rev().cloned())?)?;
+            (0..flags.len() as u32).map(|b| r.bit(b)).collect()
+        };
+        Ok(match self {
+            Keys::None => Keys::None,
+            Keys::ZeroRun(keys) => Keys::ZeroRun(
+                keys.iter()
+                    .enumerate()
+                    .map(|(p, key)| {
+                        Ok(ZeroRunKey {
+                            runs: bus(m, format!("zero_runs_p{p}"), &key.runs)?,
+                            counts: bus(m, format!("zero_counts_p{p}"), &key.counts)?,
+                        })
+                    })
+                    .collect::<Result<_, IrError>>()?,
+            ),
+            Keys::Exact(keys) => Keys::Exact(
+                keys.into_iter()
+                    .enumerate()
+                    .map(|(p, key)| pipe.reg(m, 1, &format!("code_bits_p{p}"), key))
+                    .collect::<Result<_, _>>()?,
+            ),
+        })
+    }
 }
 
 /// Whether zero-run key `a` beats `b`: a longer longest run, or the same
@@ -397,6 +483,22 @@ pub fn build(set: &ModelSet) -> Result<Module, IrError> {
 /// Build `mpc_compressor` for a model set, with its description (stage probes
 /// included).
 pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrError> {
+    build_staged(set, super::COMPRESSOR_LATENCY as usize)
+}
+
+/// Build `mpc_compressor` with `stages` pipeline stages
+/// ([`COMPRESSOR_STAGES`]): 3, or 4 with the selection and the chosen
+/// predictor's transform in a stage of their own.
+pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescription), IrError> {
+    if !COMPRESSOR_STAGES.contains(&stages) {
+        return Err(IrError::ParameterOutOfRange {
+            what: "compressor pipeline stages".to_string(),
+            value: stages as u64,
+            min: *COMPRESSOR_STAGES.start() as u64,
+            max: *COMPRESSOR_STAGES.end() as u64,
+        });
+    }
+    let split = stages == 4;
     let mut probes = Probes::default();
     let h = set.header_bits();
     let wbits = set.max_bits();
@@ -411,22 +513,31 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let out_bits = m.output("out_bits", wbits)?;
     let out_len = m.output("out_len", LEN_WIDTH)?;
     let out_model = m.output("out_model", h)?;
-    let pipe = Pipeline::new(
-        &mut m,
-        super::COMPRESSOR_LATENCY as usize,
-        &in_valid,
-        &out_ready,
-    )?;
+    let pipe = Pipeline::new(&mut m, stages, &in_valid, &out_ready)?;
     m.assign(&in_ready, pipe.enable[0].clone())?;
-    m.assign(&out_valid, pipe.valid[2].expr())?;
+    m.assign(&out_valid, pipe.valid[stages - 1].expr())?;
 
-    pipe.stage(&mut m, 1, "predict, transform, score, select")?;
-    let symbols: Vec<Expr> = set
-        .predictors
-        .iter()
-        .enumerate()
-        .map(|(p, pr)| transform(&mut m, &mut probes, p, pr, &in_block))
-        .collect::<Result<_, _>>()?;
+    pipe.stage(
+        &mut m,
+        1,
+        if split {
+            "predict, transform, score"
+        } else {
+            "predict, transform, score, select"
+        },
+    )?;
+    // with one predictor and zero-run selection there is nothing to score:
+    // the 4-stage compressor then transforms only in stage 2
+    let unscored = set.selection == Selection::ZeroRun && set.predictors.len() == 1;
+    let symbols: Vec<Expr> = if split && unscored {
+        Vec::new()
+    } else {
+        set.predictors
+            .iter()
+            .enumerate()
+            .map(|(p, pr)| transform(&mut m, &mut probes, p, pr, &in_block))
+            .collect::<Result<_, _>>()?
+    };
     // custom-model tests, only for the custom models the set has
     let is_zero_block = if set.custom.zero_block {
         probes.wire(
@@ -457,27 +568,68 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     } else {
         Expr::bool(false)
     };
-    let (onehot, best, same_words_wins) = match set.selection {
+    let keys = match set.selection {
         // a single predictor is always the one chosen: no score needed
-        Selection::ZeroRun if symbols.len() == 1 => {
-            (vec![Expr::bool(true)], k(0, 1)?, Expr::bool(true))
-        }
-        Selection::ZeroRun => {
-            let keys: Vec<ZeroRunKey> = symbols
+        Selection::ZeroRun if unscored => Keys::None,
+        Selection::ZeroRun => Keys::ZeroRun(
+            symbols
                 .iter()
                 .enumerate()
                 .map(|(p, s)| zero_run_key(&mut m, &mut probes, p, s))
-                .collect::<Result<_, _>>()?;
+                .collect::<Result<_, _>>()?,
+        ),
+        Selection::Exact => Keys::Exact(
+            symbols
+                .iter()
+                .enumerate()
+                .map(|(p, s)| code_bits(&mut m, &mut probes, p, s))
+                .collect::<Result<_, _>>()?,
+        ),
+    };
+    // the 4-stage compressor registers the scores and selects in stage 2
+    let (sel_stage, keys, is_zero_block, is_same_words, block) = if split {
+        let keys = keys.registered(&mut m, &pipe)?;
+        let flag = |m: &mut Module, name: &str, f: Expr, present: bool| {
+            if present {
+                pipe.reg(m, 1, name, f)
+            } else {
+                Ok(Expr::bool(false))
+            }
+        };
+        let z = flag(
+            &mut m,
+            "is_zero_block",
+            is_zero_block,
+            set.custom.zero_block,
+        )?;
+        let w = flag(
+            &mut m,
+            "is_same_words",
+            is_same_words,
+            set.custom.same_words,
+        )?;
+        let b = probes.reg(
+            &mut m,
+            &pipe,
+            1,
+            "block",
+            in_block.clone(),
+            "block",
+            When::Always,
+        )?;
+        pipe.stage(&mut m, 2, "select, the chosen predictor's transform")?;
+        (2, keys, z, w, b)
+    } else {
+        (1, keys, is_zero_block, is_same_words, in_block.clone())
+    };
+    let (onehot, best, same_words_wins) = match keys {
+        Keys::None => (vec![Expr::bool(true)], k(0, 1)?, Expr::bool(true)),
+        Keys::ZeroRun(keys) => {
             let beats = all_pairs(&keys, zero_run_better)?;
             let (onehot, best) = select_best(&mut m, &beats)?;
             (onehot, best, Expr::bool(true))
         }
-        Selection::Exact => {
-            let keys: Vec<Expr> = symbols
-                .iter()
-                .enumerate()
-                .map(|(p, s)| code_bits(&mut m, &mut probes, p, s))
-                .collect::<Result<_, _>>()?;
+        Keys::Exact(keys) => {
             let beats = all_pairs(&keys, |a, b| a.cmp_lt(b))?;
             let (onehot, best) = select_best(&mut m, &beats)?;
             // same-words (32 bits, lower ID) wins ties: it wins unless the
@@ -492,13 +644,18 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     };
     let best = probes.wire(
         &mut m,
-        1,
+        sel_stage,
         "best_predictor",
         best,
         "best_predictor",
         When::Always,
     )?;
-    let chosen = wire(&mut m, "chosen_symbols", onehot_mux(&onehot, &symbols)?)?;
+    let chosen = if split {
+        chosen_transform(&mut m, set, &onehot, &block)?
+    } else {
+        onehot_mux(&onehot, &symbols)?
+    };
+    let chosen = wire(&mut m, "chosen_symbols", chosen)?;
     let pred_id = best
         .zext(h.max(best.width()))?
         .add(&k(set.predictor_id(0) as u128, h.max(best.width()))?)?;
@@ -514,7 +671,7 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let s1_choice_id = probes.reg(
         &mut m,
         &pipe,
-        1,
+        sel_stage,
         "choice_id",
         choice,
         "choice_id",
@@ -523,7 +680,7 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let s1_symbols = probes.reg(
         &mut m,
         &pipe,
-        1,
+        sel_stage,
         "symbols",
         chosen,
         "chosen.symbols",
@@ -532,14 +689,15 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let s1_block = probes.reg(
         &mut m,
         &pipe,
-        1,
+        sel_stage,
         "block",
-        in_block.clone(),
+        block,
         "block",
         When::Always,
     )?;
+    let (cs, ps) = (sel_stage + 1, sel_stage + 2);
 
-    pipe.stage(&mut m, 2, "codes, lengths, slot pairs")?;
+    pipe.stage(&mut m, cs, "codes, lengths, slot pairs")?;
     let (lens, codes) = symbol_codes(&mut m, "enc", &s1_symbols, true)?;
     let is_pred = wire(
         &mut m,
@@ -592,11 +750,11 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
         pairs.push(Expr::concat([a.clone(), k(0, SLOT)?])?.or(&shifted)?);
         pair_lens.push(la.zext(PAIR_LEN_BITS)?.add(&lb.zext(PAIR_LEN_BITS)?)?);
     }
-    let s2_pairs = pipe.reg(&mut m, 2, "pairs", Expr::concat(pairs)?)?;
-    let s2_pair_lens = pipe.reg(&mut m, 2, "pair_lens", Expr::concat(pair_lens)?)?;
+    let s2_pairs = pipe.reg(&mut m, cs, "pairs", Expr::concat(pairs)?)?;
+    let s2_pair_lens = pipe.reg(&mut m, cs, "pair_lens", Expr::concat(pair_lens)?)?;
     probes.record_reg(
         &m,
-        2,
+        cs,
         "pairs",
         "output.payload.pairs",
         When::NotRaw,
@@ -605,15 +763,15 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let s2_choice_id = probes.reg(
         &mut m,
         &pipe,
-        2,
+        cs,
         "choice_id",
         s1_choice_id,
         "choice_id",
         When::Always,
     )?;
-    let s2_block = pipe.reg(&mut m, 2, "block", s1_block)?;
+    let s2_block = pipe.reg(&mut m, cs, "block", s1_block)?;
 
-    pipe.stage(&mut m, 3, "raw check, pack the pairs behind the header")?;
+    pipe.stage(&mut m, ps, "raw check, pack the pairs behind the header")?;
     let pair_width = 2 * SLOT;
     let mut level: Vec<(Expr, Expr)> = (0..SYMBOLS / 2)
         .map(|i| {
@@ -629,7 +787,7 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let pair_len_list: Vec<Expr> = level.iter().map(|(_, l)| l.clone()).collect();
     let code_total = probes.wire(
         &mut m,
-        3,
+        ps,
         "enc_code_bits",
         sum(&pair_len_list, LEN_WIDTH)?,
         "chosen.score.code_bits",
@@ -687,7 +845,7 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &s2_choice_id)?;
     let selected = probes.wire(
         &mut m,
-        3,
+        ps,
         "selected_id",
         selected,
         "selected_id",
@@ -696,11 +854,11 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let bits = Expr::concat([selected.clone(), payload])?;
     let payload_len = Expr::mux(&to_raw, &k(256, LEN_WIDTH)?, &code_total)?;
     let total_len = payload_len.add(&k(h as u128, LEN_WIDTH)?)?;
-    let s3_bits = probes.reg(&mut m, &pipe, 3, "bits", bits, "output.bits", When::Always)?;
+    let s3_bits = probes.reg(&mut m, &pipe, ps, "bits", bits, "output.bits", When::Always)?;
     let s3_len = probes.reg(
         &mut m,
         &pipe,
-        3,
+        ps,
         "len",
         total_len,
         "output.len",
@@ -709,7 +867,7 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
     let s3_model = probes.reg(
         &mut m,
         &pipe,
-        3,
+        ps,
         "model",
         selected,
         "output.model",

@@ -43,6 +43,8 @@ pub enum GenError {
     Json(#[from] serde_json::Error),
     #[error("--decompressor-stages {0}: the decompressor is built with 4 to 8 stages")]
     DecompressorStages(usize),
+    #[error("--compressor-stages {0}: the compressor is built with 3 or 4 stages")]
+    CompressorStages(usize),
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,
@@ -76,31 +78,48 @@ pub fn header_lines(
     ]
 }
 
-/// How the units are pipelined: the compressor always has
-/// [`COMPRESSOR_LATENCY`] stages, the decompressor 4 (the default) to 8.
+/// How the units are pipelined: the compressor has 3 (the default) or 4
+/// stages, the decompressor 4 (the default) to 8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
+    compressor_stages: usize,
     decompressor_stages: usize,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
+            compressor_stages: COMPRESSOR_LATENCY as usize,
             decompressor_stages: DECOMPRESSOR_LATENCY as usize,
         }
     }
 }
 
 impl Options {
-    /// Options with a decompressor of `stages` pipeline stages
-    /// ([`DECOMPRESSOR_STAGES`]).
-    pub fn with_decompressor_stages(stages: usize) -> Result<Options, GenError> {
-        if !DECOMPRESSOR_STAGES.contains(&stages) {
-            return Err(GenError::DecompressorStages(stages));
+    /// Options with a compressor of `compressor` and a decompressor of
+    /// `decompressor` pipeline stages ([`COMPRESSOR_STAGES`],
+    /// [`DECOMPRESSOR_STAGES`]).
+    pub fn with_stages(compressor: usize, decompressor: usize) -> Result<Options, GenError> {
+        if !COMPRESSOR_STAGES.contains(&compressor) {
+            return Err(GenError::CompressorStages(compressor));
+        }
+        if !DECOMPRESSOR_STAGES.contains(&decompressor) {
+            return Err(GenError::DecompressorStages(decompressor));
         }
         Ok(Options {
-            decompressor_stages: stages,
+            compressor_stages: compressor,
+            decompressor_stages: decompressor,
         })
+    }
+
+    /// Options with a decompressor of `stages` pipeline stages and the
+    /// default compressor.
+    pub fn with_decompressor_stages(stages: usize) -> Result<Options, GenError> {
+        Options::with_stages(COMPRESSOR_LATENCY as usize, stages)
+    }
+
+    pub fn compressor_stages(&self) -> usize {
+        self.compressor_stages
     }
 
     pub fn decompressor_stages(&self) -> usize {
@@ -117,15 +136,18 @@ pub fn generate(
 ) -> Result<(Vec<VerilogFile>, Vec<UnitDescription>), GenError> {
     Ok(crate::output::emit_units(
         units.iter().map(|u| match u {
-            Unit::Compressor => compressor::build_described(set),
+            Unit::Compressor => compressor::build_staged(set, opts.compressor_stages),
             Unit::Decompressor => decompressor::build_staged(set, opts.decompressor_stages),
         }),
         header,
     )?)
 }
 
-/// Pipeline latency of the compressor (edges from input to output).
+/// Pipeline latency of the compressor at the default depth (edges from
+/// input to output).
 pub const COMPRESSOR_LATENCY: u32 = 3;
+/// The compressor depths `gen --compressor-stages` accepts.
+pub const COMPRESSOR_STAGES: std::ops::RangeInclusive<usize> = 3..=4;
 /// Pipeline latency of the decompressor at the default depth.
 pub const DECOMPRESSOR_LATENCY: u32 = 4;
 /// The decompressor depths `gen --decompressor-stages` accepts.
