@@ -425,13 +425,13 @@ fn select_best(m: &mut Module, beats: &[Vec<Expr>]) -> Result<(Vec<Expr>, Expr),
     let n = beats.len();
     let iw = bits_for(n.saturating_sub(1) as u64);
     let mut onehot = Vec::with_capacity(n);
-    for p in 0..n {
+    for (p, row) in beats.iter().enumerate() {
         let mut win = Expr::bool(true);
-        for q in 0..n {
+        for (q, other) in beats.iter().enumerate() {
             if q < p {
-                win = win.and(&beats[p][q])?;
+                win = win.and(&row[q])?;
             } else if q > p {
-                win = win.and(&beats[q][p].not())?;
+                win = win.and(&other[p].not())?;
             }
         }
         onehot.push(wire(m, &format!("select_p{p}"), win)?);
