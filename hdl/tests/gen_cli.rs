@@ -203,3 +203,57 @@ fn subcommands_and_the_flat_form_generate_the_same_units() {
     assert!(!o.status.success());
     assert!(written(&dir).is_empty());
 }
+
+fn models(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../models")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn mpc_pipeline_depths_outside_their_ranges_are_refused() {
+    let model = models("example");
+    assert_refused(
+        &["--model", &model, "--decompressor-stages", "9"],
+        "mpc_d9",
+        "the decompressor is built with 4 to 8 stages",
+    );
+    assert_refused(
+        &["mpc", "--model", &model, "--compressor-stages", "2"],
+        "mpc_c2",
+        "the compressor is built with 3 or 4 stages",
+    );
+}
+
+#[test]
+fn mpc_deeper_pipelines_are_described_and_recorded() {
+    let model = models("example");
+    let dir = out_dir("mpc_c4_d6");
+    let args = [
+        "--model",
+        &model,
+        "--compressor-stages",
+        "4",
+        "--decompressor-stages",
+        "6",
+    ];
+    let o = gen(&args, &dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let units = hdl::unit::read_units(&dir.join("params.json")).expect("params.json");
+    let latency = |m: &str| units.iter().find(|u| u.module == m).map(|u| u.latency);
+    assert_eq!(latency("mpc_compressor"), Some(4));
+    assert_eq!(latency("mpc_decompressor"), Some(6));
+    for (file, flag) in [
+        ("mpc_compressor.v", "--compressor-stages 4"),
+        ("mpc_decompressor.v", "--decompressor-stages 6"),
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).expect("verilog");
+        let command = text
+            .lines()
+            .find(|l| l.starts_with("// Command:"))
+            .expect("header names the command");
+        assert!(command.contains(flag), "{file}: {command}");
+    }
+}

@@ -210,7 +210,13 @@ impl CompGolden {
                 "symbols" => bits(symbol_bits(&c.symbols)),
                 "score.zero_mask" => bits(number_bits(c.score.zero_mask as u64, w)),
                 "score.longest_zero_run" => bits(number_bits(c.score.longest_zero_run as u64, w)),
-                "score.zero_runs" => bits(number_bits((1u64 << c.score.longest_zero_run) - 1, w)),
+                // bit k-1 set when the value is at least k
+                "score.longest_zero_run.thermometer" => {
+                    bits(number_bits((1u64 << c.score.longest_zero_run) - 1, w))
+                }
+                "score.zero_count.thermometer" => {
+                    bits(number_bits((1u64 << c.score.zero_count) - 1, w))
+                }
                 "score.zero_count" => bits(number_bits(c.score.zero_count as u64, w)),
                 "score.code_bits" => bits(number_bits(c.score.code_bits as u64, w)),
                 _ => Err(unknown()),

@@ -128,7 +128,7 @@ fn survivors_are_killed_by_counterexamples_or_proven_equivalent() {
     let only: Vec<usize> = hdl::ir::mutate::enumerate(&module)
         .iter()
         .filter(|m| {
-            m.op.family() == "drop-term" && (m.signal == "dec15_error" || m.signal == "s3_error_d")
+            m.op.family() == "drop-term" && (m.signal == "dec15_bad" || m.signal == "s4_error_d")
         })
         .map(|m| m.id)
         .collect();

@@ -490,14 +490,7 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
 /// ([`COMPRESSOR_STAGES`]): 3, or 4 with the selection and the chosen
 /// predictor's transform in a stage of their own.
 pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescription), IrError> {
-    if !COMPRESSOR_STAGES.contains(&stages) {
-        return Err(IrError::ParameterOutOfRange {
-            what: "compressor pipeline stages".to_string(),
-            value: stages as u64,
-            min: *COMPRESSOR_STAGES.start() as u64,
-            max: *COMPRESSOR_STAGES.end() as u64,
-        });
-    }
+    super::check_stages("compressor pipeline stages", stages, &COMPRESSOR_STAGES)?;
     let split = stages == 4;
     let mut probes = Probes::default();
     let h = set.header_bits();

@@ -563,14 +563,7 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
 /// stages as [`decode_plan`] says, then come the inverse transform and
 /// the restoration, one stage each.
 pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescription), IrError> {
-    if !DECOMPRESSOR_STAGES.contains(&stages) {
-        return Err(IrError::ParameterOutOfRange {
-            what: "decompressor pipeline stages".to_string(),
-            value: stages as u64,
-            min: *DECOMPRESSOR_STAGES.start() as u64,
-            max: *DECOMPRESSOR_STAGES.end() as u64,
-        });
-    }
+    super::check_stages("decompressor pipeline stages", stages, &DECOMPRESSOR_STAGES)?;
     let mut probes = Probes::default();
     let h = set.header_bits();
     let wbits = set.max_bits();

@@ -146,6 +146,24 @@ pub fn generate(
 /// Pipeline latency of the compressor at the default depth (edges from
 /// input to output).
 pub const COMPRESSOR_LATENCY: u32 = 3;
+/// `Ok` when `stages` lies in `range`, else the generator's error naming
+/// `what`.
+pub(crate) fn check_stages(
+    what: &str,
+    stages: usize,
+    range: &std::ops::RangeInclusive<usize>,
+) -> Result<(), IrError> {
+    if range.contains(&stages) {
+        return Ok(());
+    }
+    Err(IrError::ParameterOutOfRange {
+        what: what.to_string(),
+        value: stages as u64,
+        min: *range.start() as u64,
+        max: *range.end() as u64,
+    })
+}
+
 /// The compressor depths `gen --compressor-stages` accepts.
 pub const COMPRESSOR_STAGES: std::ops::RangeInclusive<usize> = 3..=4;
 /// Pipeline latency of the decompressor at the default depth.
