@@ -312,7 +312,7 @@ fn shipped_trained_sets_match_golden() {
 #[test]
 fn deeper_decompressors_match_golden() {
     let blocks = test_blocks(40);
-    for (name, depths) in [("default", vec![5, 6, 7, 8]), ("extended", vec![5, 8])] {
+    for (name, depths) in [("default", vec![5, 8]), ("example", vec![6, 7])] {
         let set = ModelSet::load(&repo().join("models").join(name)).expect("set");
         for stages in depths {
             assert!(hdl::mpc::DECOMPRESSOR_STAGES.contains(&stages));
@@ -329,9 +329,7 @@ fn deeper_compressors_match_golden() {
         check_compressor(&set, &blocks, 4);
     }
     let mut seed = 777u64;
-    for (n, sel) in [(3, Selection::Exact), (2, Selection::ZeroRun)] {
-        check_compressor(&random_set(&mut seed, n, sel), &blocks, 4);
-    }
+    check_compressor(&random_set(&mut seed, 3, Selection::Exact), &blocks, 4);
 }
 
 #[test]
