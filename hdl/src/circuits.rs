@@ -67,6 +67,28 @@ pub fn onehot_mux(select: &[Expr], values: &[Expr]) -> Result<Expr, IrError> {
     acc.map_or_else(|| k(0, width), Ok)
 }
 
+/// The `width`-bit binary index of the set bit of the one-hot `onehot`
+/// (bit `b` is the OR of the flags whose index has bit `b` set).
+pub fn onehot_to_binary(onehot: &[Expr], width: u32) -> Result<Expr, IrError> {
+    let bits = (0..width)
+        .rev()
+        .map(|b| {
+            let terms: Vec<Expr> = onehot
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| (i >> b) & 1 == 1)
+                .map(|(_, f)| f.clone())
+                .collect();
+            Ok(if terms.is_empty() {
+                Expr::bool(false)
+            } else {
+                Expr::concat(terms)?.reduce_or()
+            })
+        })
+        .collect::<Result<Vec<Expr>, IrError>>()?;
+    Expr::concat(bits)
+}
+
 /// `e == value` for a constant.
 pub fn eq_const(e: &Expr, value: u128) -> Result<Expr, IrError> {
     e.cmp_eq(&k(value, e.width())?)

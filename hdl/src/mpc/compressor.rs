@@ -19,7 +19,8 @@ use super::probes::{Probes, When};
 use super::table1::{self, LEN_BITS, SLOT};
 use super::COMPRESSOR_STAGES;
 use crate::circuits::{
-    bits_for, block_of, byte, eq_const, k, onehot_mux, shr_var, sum, wire, Pipeline,
+    bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, shr_var, sum, wire,
+    Pipeline,
 };
 use crate::ir::{Expr, IrError, Module};
 use crate::unit::UnitDescription;
@@ -436,21 +437,8 @@ fn select_best(m: &mut Module, beats: &[Vec<Expr>]) -> Result<(Vec<Expr>, Expr),
         }
         onehot.push(wire(m, &format!("select_p{p}"), win)?);
     }
-    let index = (0..iw)
-        .rev()
-        .map(|b| {
-            let terms: Vec<Expr> = (0..n)
-                .filter(|p| (p >> b) & 1 == 1)
-                .map(|p| onehot[p].clone())
-                .collect();
-            Ok(if terms.is_empty() {
-                Expr::bool(false)
-            } else {
-                Expr::concat(terms)?.reduce_or()
-            })
-        })
-        .collect::<Result<Vec<Expr>, IrError>>()?;
-    Ok((onehot, Expr::concat(index)?))
+    let index = onehot_to_binary(&onehot, iw)?;
+    Ok((onehot, index))
 }
 
 /// `beats[p][q] = better(key p, key q)` for every ordered pair `p != q`.

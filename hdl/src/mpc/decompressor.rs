@@ -21,7 +21,8 @@ use super::probes::{Probes, When};
 use super::table1::priority;
 use super::{DECOMPRESSOR_LATENCY, DECOMPRESSOR_STAGES};
 use crate::circuits::{
-    bits_for, block_of, byte, eq_const, k, onehot_mux, shl_var_top, wire, Pipeline,
+    bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, shl_var_top, wire,
+    Pipeline,
 };
 use crate::ir::{Expr, IrError, Module};
 use crate::unit::UnitDescription;
@@ -303,18 +304,7 @@ fn decode_stage(
         actives.push(active);
     }
     // the count in binary for the stage register
-    let index = Expr::concat(
-        (0..5u32)
-            .rev()
-            .map(|b| {
-                let terms: Vec<Expr> = (0..17usize)
-                    .filter(|j| (j >> b) & 1 == 1)
-                    .map(|j| index[j].clone())
-                    .collect();
-                Ok(Expr::concat(terms)?.reduce_or())
-            })
-            .collect::<Result<Vec<_>, IrError>>()?,
-    )?;
+    let index = onehot_to_binary(&index, 5)?;
     // the bits consumed end where the last counting code ends
     let mut sel = Vec::with_capacity(n + 1);
     let mut ends = Vec::with_capacity(n + 1);
