@@ -244,6 +244,64 @@ impl Pipeline {
     }
 }
 
+/// `a - b` modulo 2^w with the borrow chain written as a Kogge-Stone
+/// prefix tree (log2(w) AND-OR levels): `a + !b + 1`, generate
+/// `a & !b`, propagate `a ^ !b`, the carry into bit `i` is
+/// `G[i-1:0] | P[i-1:0]` (the carry-in is 1). Yosys maps a plain `-` to a
+/// Brent-Kung tree that ABC's mapping turns into a longer chain; this form
+/// keeps a shallower tree through mapping.
+pub fn sub_prefix(a: &Expr, b: &Expr) -> Result<Expr, IrError> {
+    Ok(sub_prefix_gray(a, b)?.0)
+}
+
+/// [`sub_prefix`] and the Gray code of the difference `d`
+/// (`d ^ (d >> 1)`), each Gray bit one mux on its carry: with
+/// `u = p[i] ^ p[i+1]`, bit `i` is `c[i] ? u ^ !(a[i] | !b[i]) : u ^ g[i]`
+/// (the carry out of bit `i` differs from the carry into it exactly when
+/// bit `i` kills a carry or generates one), so the Gray code costs no XOR
+/// level after the sum.
+pub fn sub_prefix_gray(a: &Expr, b: &Expr) -> Result<(Expr, Expr), IrError> {
+    let w = a.width();
+    let nb = b.not();
+    // (the XOR refuses operands of different widths)
+    let gen = a.and(&nb)?;
+    let prop = a.xor(&nb)?;
+    let kill = a.or(&nb)?.not();
+    let bit = |e: &Expr, i: u32| e.bit(i);
+    let mut g: Vec<Expr> = (0..w).map(|i| bit(&gen, i)).collect::<Result<_, _>>()?;
+    let mut p: Vec<Expr> = (0..w).map(|i| bit(&prop, i)).collect::<Result<_, _>>()?;
+    // (g[i], p[i]) spans bits i-span+1..=i after each level
+    let mut span = 1usize;
+    while span < w as usize {
+        let (pg, pp) = (g.clone(), p.clone());
+        for i in span..w as usize {
+            g[i] = pg[i].or(&pp[i].and(&pg[i - span])?)?;
+            p[i] = pp[i].and(&pp[i - span])?;
+        }
+        span *= 2;
+    }
+    let carry = |i: u32| -> Result<Expr, IrError> {
+        if i == 0 {
+            Ok(Expr::bool(true))
+        } else {
+            g[i as usize - 1].or(&p[i as usize - 1])
+        }
+    };
+    let mut diff = Vec::with_capacity(w as usize);
+    let mut gray = Vec::with_capacity(w as usize);
+    for i in (0..w).rev() {
+        let c = carry(i)?;
+        diff.push(prop.bit(i)?.xor(&c)?);
+        gray.push(if i + 1 == w {
+            prop.bit(i)?.xor(&c)?
+        } else {
+            let u = prop.bit(i)?.xor(&prop.bit(i + 1)?)?;
+            Expr::mux(&c, &u.xor(&kill.bit(i)?)?, &u.xor(&gen.bit(i)?)?)?
+        });
+    }
+    Ok((Expr::concat(diff)?, Expr::concat(gray)?))
+}
+
 /// Byte `j` of a 256-bit block bus (byte j at `[8j+7:8j]`).
 pub fn byte(block: &Expr, j: usize) -> Result<Expr, IrError> {
     block.slice(8 * j as u32 + 7, 8 * j as u32)

@@ -19,8 +19,8 @@ use super::probes::{Probes, When};
 use super::table1::{self, LEN_BITS, SLOT};
 use super::COMPRESSOR_STAGES;
 use crate::circuits::{
-    bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, shr_var, sum, wire,
-    Pipeline,
+    bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, shr_var, sub_prefix_gray,
+    sum, wire, Pipeline,
 };
 use crate::ir::{Expr, IrError, Module};
 use crate::unit::UnitDescription;
@@ -55,12 +55,18 @@ fn prediction(pr: &Predictor, block: &Expr) -> Result<Expr, IrError> {
     block_of(preds)
 }
 
-/// Byte-wise `block - pred` (32 8-bit subtractors).
-fn residues(block: &Expr, pred: &Expr) -> Result<Expr, IrError> {
-    let bytes: Vec<Expr> = (0..32)
-        .map(|j| byte(block, j)?.sub(&byte(pred, j)?))
-        .collect::<Result<_, _>>()?;
-    block_of(bytes)
+/// Byte-wise `block - pred` (32 8-bit subtractors, each a prefix tree) and
+/// the byte-wise Gray code of it (`r ^ (r >> 1)`, one mux on each carry:
+/// [`sub_prefix_gray`]).
+fn residues(block: &Expr, pred: &Expr) -> Result<(Expr, Expr), IrError> {
+    let mut diffs = Vec::with_capacity(32);
+    let mut grays = Vec::with_capacity(32);
+    for j in 0..32 {
+        let (d, g) = sub_prefix_gray(&byte(block, j)?, &byte(pred, j)?)?;
+        diffs.push(d);
+        grays.push(g);
+    }
+    Ok((block_of(diffs)?, block_of(grays)?))
 }
 
 /// The bit-planes of a residue block: plane q, column j at bit 32q + j.
@@ -104,14 +110,16 @@ fn transform(
         &field("pred"),
         When::Always,
     )?;
+    let (diff, gray) = residues(block, &pred)?;
     let residue = probes.wire(
         m,
         1,
         &format!("residue_p{p}"),
-        residues(block, &pred)?,
+        diff,
         &field("residue"),
         When::Always,
     )?;
+    // a probe only: the symbols are taken from the Gray code below
     let planes = probes.wire(
         m,
         1,
@@ -120,11 +128,16 @@ fn transform(
         &field("planes"),
         When::Always,
     )?;
+    if let Some(sig) = planes.as_signal().cloned() {
+        m.mark_unused(&sig, 255, 0)?;
+    }
     let xored = probes.wire(
         m,
         1,
         &format!("xored_p{p}"),
-        planes.xor(&planes.shr(32))?,
+        // the XOR of each plane with the one above, per column the Gray
+        // code of the residue byte (computed with the subtraction)
+        planes_of(&gray)?,
         &field("xored"),
         When::Always,
     )?;
@@ -154,9 +167,7 @@ fn chosen_transform(
         .map(|pr| prediction(pr, block))
         .collect::<Result<_, _>>()?;
     let pred = wire(m, "chosen_pred", onehot_mux(onehot, &preds)?)?;
-    let residue = wire(m, "chosen_residue", residues(block, &pred)?)?;
-    let planes = planes_of(&residue)?;
-    let xored = wire(m, "chosen_xored", planes.xor(&planes.shr(32))?)?;
+    let xored = wire(m, "chosen_xored", planes_of(&residues(block, &pred)?.1)?)?;
     let streams: Vec<Expr> = set
         .predictors
         .iter()

@@ -189,17 +189,52 @@ fn decode_stage(
     for j in 0..=max_start {
         lens_at.push(lengths(&bits_at(stream, j, 4)?)?);
     }
-    // starts[i]: (first offset, one-hot over offsets first..)
+    // pair[o]: (distance, flag) -- the two codes from offset o together
+    // take `distance` bits -- at every offset an even-numbered code of the
+    // stage can start (two AND-OR levels on the length flags, off the
+    // chain)
+    let pair_at = |o: u32| -> Result<Vec<(u32, Expr)>, IrError> {
+        let mut by_dist: Vec<(u32, Expr)> = Vec::new();
+        for (l1, f1) in CODE_LENS.iter().zip(&lens_at[o as usize]) {
+            for (l2, f2) in CODE_LENS.iter().zip(&lens_at[(o + l1) as usize]) {
+                let term = f1.and(f2)?;
+                let d = l1 + l2;
+                match by_dist.iter_mut().find(|(e, _)| *e == d) {
+                    Some((_, acc)) => *acc = acc.or(&term)?,
+                    None => by_dist.push((d, term)),
+                }
+            }
+        }
+        Ok(by_dist)
+    };
+    // starts[i]: (first offset, one-hot over offsets first..). An even
+    // code's start comes from the start two codes before by the pair
+    // lengths, an odd one's from the start just before by the single
+    // lengths: the chain to the `i`-th start is about i/2 steps deep.
     let mut starts: Vec<(u32, Vec<Expr>)> = vec![(0, vec![Expr::bool(true)])];
     for i in 0..n {
-        let (lo, flags) = &starts[i];
+        let two = i % 2 == 1;
+        let (lo, flags) = if two { &starts[i - 1] } else { &starts[i] };
         let (lo, hi) = (*lo, lo + flags.len() as u32 - 1);
-        let (nlo, nhi) = (lo + 4, hi + 17);
+        let (nlo, nhi) = if two {
+            (lo + 8, hi + 34)
+        } else {
+            (lo + 4, hi + 17)
+        };
         let mut next: Vec<Option<Expr>> = vec![None; (nhi - nlo + 1) as usize];
         for (o, f) in flags.iter().enumerate() {
             let at = lo + o as u32;
-            for (l, t) in CODE_LENS.iter().zip(&lens_at[at as usize]) {
-                let term = f.and(t)?;
+            let steps: Vec<(u32, Expr)> = if two {
+                pair_at(at)?
+            } else {
+                CODE_LENS
+                    .iter()
+                    .copied()
+                    .zip(lens_at[at as usize].iter().cloned())
+                    .collect()
+            };
+            for (l, t) in steps {
+                let term = f.and(&t)?;
                 let slot = &mut next[(at + l - nlo) as usize];
                 *slot = Some(match slot.take() {
                     Some(acc) => acc.or(&term)?,
@@ -451,16 +486,26 @@ fn inverse_transform(
         "xored",
         when,
     )?;
-    // planes from the top: P7 = X7, Pq = Xq ^ P(q+1)
+    // planes from the top: Pq = Xq ^ X(q+1) ^ ... ^ X7, as a log-depth
+    // suffix XOR (three XOR levels, not a chain of seven): after the level
+    // with span s, acc[q] holds Xq ^ ... ^ X(min(q+2s-1, 7))
+    let mut acc: Vec<Expr> = (0..8u32)
+        .map(|q| xored.slice(32 * q + 31, 32 * q))
+        .collect::<Result<_, _>>()?;
+    for span in [1usize, 2, 4] {
+        let prev = acc.clone();
+        for q in 0..8 - span {
+            acc[q] = prev[q].xor(&prev[q + span])?;
+        }
+    }
     let mut planes: Vec<Expr> = vec![k(0, 32)?; 8];
-    planes[7] = xored.slice(255, 224)?;
+    planes[7] = acc[7].clone();
     for q in (0..7u32).rev() {
-        let x = xored.slice(32 * q + 31, 32 * q)?;
         planes[q as usize] = probes.wire(
             m,
             stage,
             &format!("inv_plane{q}_p{p}"),
-            x.xor(&planes[q as usize + 1])?,
+            acc[q as usize].clone(),
             &format!("planes[{q}]"),
             when,
         )?;
