@@ -39,6 +39,10 @@ struct State {
     error: Expr,
 }
 
+/// A decode stage of at least this many codes finds its even-numbered
+/// code starts two codes at a time ([`decode_stage`]).
+const PAIRED_FROM: usize = 6;
+
 /// Code lengths of Table 1, in the order the length flags of [`lengths`]
 /// use.
 const CODE_LENS: [u32; 5] = [17, 7, 4, 8, 12];
@@ -207,13 +211,16 @@ fn decode_stage(
         }
         Ok(by_dist)
     };
-    // starts[i]: (first offset, one-hot over offsets first..). An even
-    // code's start comes from the start two codes before by the pair
-    // lengths, an odd one's from the start just before by the single
-    // lengths: the chain to the `i`-th start is about i/2 steps deep.
+    // starts[i]: (first offset, one-hot over offsets first..). In a stage
+    // of six or more codes an even code's start comes from the start two
+    // codes before by the pair lengths, an odd one's from the start just
+    // before by the single lengths: the chain to the `i`-th start is about
+    // i/2 steps deep. With fewer codes every start comes from the one
+    // before (the wider pair steps measured no faster there).
+    let paired = n >= PAIRED_FROM;
     let mut starts: Vec<(u32, Vec<Expr>)> = vec![(0, vec![Expr::bool(true)])];
     for i in 0..n {
-        let two = i % 2 == 1;
+        let two = paired && i % 2 == 1;
         let (lo, flags) = if two { &starts[i - 1] } else { &starts[i] };
         let (lo, hi) = (*lo, lo + flags.len() as u32 - 1);
         let (nlo, nhi) = if two {
