@@ -250,56 +250,103 @@ impl Pipeline {
 /// `G[i-1:0] | P[i-1:0]` (the carry-in is 1). Yosys maps a plain `-` to a
 /// Brent-Kung tree that ABC's mapping turns into a longer chain; this form
 /// keeps a shallower tree through mapping.
-pub fn sub_prefix(a: &Expr, b: &Expr) -> Result<Expr, IrError> {
-    Ok(sub_prefix_gray(a, b)?.0)
+pub fn sub_prefix(m: &mut Module, name: &str, a: &Expr, b: &Expr) -> Result<Expr, IrError> {
+    Ok(sub_prefix_gray(m, name, a, b, a.width())?.0)
 }
 
-/// [`sub_prefix`] and the Gray code of the difference `d`
-/// (`d ^ (d >> 1)`), each Gray bit one mux on its carry: with
-/// `u = p[i] ^ p[i+1]`, bit `i` is `c[i] ? u ^ !(a[i] | !b[i]) : u ^ g[i]`
-/// (the carry out of bit `i` differs from the carry into it exactly when
-/// bit `i` kills a carry or generates one), so the Gray code costs no XOR
-/// level after the sum.
-pub fn sub_prefix_gray(a: &Expr, b: &Expr) -> Result<(Expr, Expr), IrError> {
+/// Lane-wise [`sub_prefix`] of `a` and `b` (lanes of `lane` bits from bit
+/// 0 up; the width a multiple of `lane`), and the lane-wise Gray code of
+/// the difference `d` (`d ^ (d >> 1)` in each lane), each Gray bit one mux
+/// on its carry: with `u = t[i] ^ t[i+1]`, bit `i` is
+/// `c[i] ? u ^ k[i] : u ^ g[i]`, where `t`, `g` and `k = !(g | t)` are the
+/// propagate, generate and kill bits, because the carry out of bit `i`
+/// differs from the carry into it exactly when bit `i` kills an incoming
+/// carry or generates a new one. So the Gray code costs no XOR level after
+/// the sum. The carries into every bit are the named wire `<name>_carry`.
+pub fn sub_prefix_gray(
+    m: &mut Module,
+    name: &str,
+    a: &Expr,
+    b: &Expr,
+    lane: u32,
+) -> Result<(Expr, Expr), IrError> {
     let w = a.width();
     let nb = b.not();
     // (the XOR refuses operands of different widths)
-    let gen = a.and(&nb)?;
     let prop = a.xor(&nb)?;
-    let kill = a.or(&nb)?.not();
-    let bit = |e: &Expr, i: u32| e.bit(i);
-    let mut g: Vec<Expr> = (0..w).map(|i| bit(&gen, i)).collect::<Result<_, _>>()?;
-    let mut p: Vec<Expr> = (0..w).map(|i| bit(&prop, i)).collect::<Result<_, _>>()?;
-    // (g[i], p[i]) spans bits i-span+1..=i after each level
-    let mut span = 1usize;
-    while span < w as usize {
-        let (pg, pp) = (g.clone(), p.clone());
-        for i in span..w as usize {
-            g[i] = pg[i].or(&pp[i].and(&pg[i - span])?)?;
-            p[i] = pp[i].and(&pp[i - span])?;
-        }
-        span *= 2;
-    }
-    let carry = |i: u32| -> Result<Expr, IrError> {
-        if i == 0 {
-            Ok(Expr::bool(true))
-        } else {
-            g[i as usize - 1].or(&p[i as usize - 1])
-        }
-    };
-    let mut diff = Vec::with_capacity(w as usize);
-    let mut gray = Vec::with_capacity(w as usize);
-    for i in (0..w).rev() {
-        let c = carry(i)?;
-        diff.push(prop.bit(i)?.xor(&c)?);
-        gray.push(if i + 1 == w {
-            prop.bit(i)?.xor(&c)?
-        } else {
-            let u = prop.bit(i)?.xor(&prop.bit(i + 1)?)?;
-            Expr::mux(&c, &u.xor(&kill.bit(i)?)?, &u.xor(&gen.bit(i)?)?)?
+    let gen = a.and(&nb)?;
+    if lane == 0 || !w.is_multiple_of(lane) {
+        // (a lane must divide the width: say which widths would)
+        return Err(IrError::ParameterOutOfRange {
+            what: format!("subtractor lane width (must divide the operand width {w})"),
+            value: lane as u64,
+            min: 1,
+            max: w as u64,
         });
     }
-    Ok((Expr::concat(diff)?, Expr::concat(gray)?))
+    // (g[i], p[i]) spans bits i-span+1..=i of its lane after each level;
+    // each level is a named wire pair `<name>_g<2span>`, `<name>_p<2span>`
+    let mut g: Vec<Expr> = (0..w).map(|i| gen.bit(i)).collect::<Result<_, _>>()?;
+    let mut p: Vec<Expr> = (0..w).map(|i| prop.bit(i)).collect::<Result<_, _>>()?;
+    let mut span = 1u32;
+    while span < lane {
+        let (pg, pp) = (g.clone(), p.clone());
+        for i in 0..w {
+            if i % lane >= span {
+                let j = (i - span) as usize;
+                g[i as usize] = pg[i as usize].or(&pp[i as usize].and(&pg[j])?)?;
+                p[i as usize] = pp[i as usize].and(&pp[j])?;
+            }
+        }
+        span *= 2;
+        let gw = wire(
+            m,
+            &format!("{name}_g{span}"),
+            Expr::concat(g.iter().rev().cloned())?,
+        )?;
+        let pw = wire(
+            m,
+            &format!("{name}_p{span}"),
+            Expr::concat(p.iter().rev().cloned())?,
+        )?;
+        if span >= lane {
+            // the carries read every bit of a lane but its top one
+            for sig in [gw.as_signal(), pw.as_signal()].into_iter().flatten() {
+                let sig = sig.clone();
+                for top in (lane - 1..w).step_by(lane as usize) {
+                    m.mark_unused(&sig, top, top)?;
+                }
+            }
+        }
+        g = (0..w).map(|i| gw.bit(i)).collect::<Result<_, _>>()?;
+        p = (0..w).map(|i| pw.bit(i)).collect::<Result<_, _>>()?;
+    }
+    let mut carries = Vec::with_capacity(w as usize);
+    for i in 0..w as usize {
+        carries.push(if (i as u32).is_multiple_of(lane) {
+            Expr::bool(true)
+        } else {
+            g[i - 1].or(&p[i - 1])?
+        });
+    }
+    let carry = wire(
+        m,
+        &format!("{name}_carry"),
+        Expr::concat(carries.into_iter().rev())?,
+    )?;
+    let diff = prop.xor(&carry)?;
+    let mut gray = Vec::with_capacity(w as usize);
+    for i in (0..w).rev() {
+        let c = carry.bit(i)?;
+        gray.push(if (i + 1) % lane == 0 {
+            diff.bit(i)?
+        } else {
+            let u = prop.bit(i)?.xor(&prop.bit(i + 1)?)?;
+            let kill = gen.bit(i)?.or(&prop.bit(i)?)?.not();
+            Expr::mux(&c, &u.xor(&kill)?, &u.xor(&gen.bit(i)?)?)?
+        });
+    }
+    Ok((diff, Expr::concat(gray)?))
 }
 
 /// Byte `j` of a 256-bit block bus (byte j at `[8j+7:8j]`).

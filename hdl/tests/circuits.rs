@@ -14,8 +14,10 @@ fn sub_prefix_is_subtraction_modulo_width() -> Result<(), IrError> {
         let b = m.input("b", w)?;
         let d = m.output("d", w)?;
         let g = m.output("g", w)?;
-        m.assign(&d, sub_prefix(&a.expr(), &b.expr())?)?;
-        m.assign(&g, sub_prefix_gray(&a.expr(), &b.expr())?.1)?;
+        let diff = sub_prefix(&mut m, "whole", &a.expr(), &b.expr())?;
+        m.assign(&d, diff)?;
+        let gray = sub_prefix_gray(&mut m, "lanes", &a.expr(), &b.expr(), w)?.1;
+        m.assign(&g, gray)?;
         let mut sim = Sim::new(&m)?;
         let modulus = 1u128 << w;
         let values: Vec<u128> = if w <= 8 {
@@ -57,8 +59,13 @@ fn sub_prefix_refuses_operands_of_different_widths() -> Result<(), IrError> {
     let a = m.input("a", 8)?;
     let b = m.input("b", 7)?;
     assert!(matches!(
-        sub_prefix(&a.expr(), &b.expr()),
+        sub_prefix(&mut m, "s", &a.expr(), &b.expr()),
         Err(IrError::WidthMismatch { .. })
+    ));
+    let b8 = m.input("b8", 8)?;
+    assert!(matches!(
+        sub_prefix_gray(&mut m, "t", &a.expr(), &b8.expr(), 3),
+        Err(IrError::ParameterOutOfRange { .. })
     ));
     Ok(())
 }

@@ -58,15 +58,13 @@ fn prediction(pr: &Predictor, block: &Expr) -> Result<Expr, IrError> {
 /// Byte-wise `block - pred` (32 8-bit subtractors, each a prefix tree) and
 /// the byte-wise Gray code of it (`r ^ (r >> 1)`, one mux on each carry:
 /// [`sub_prefix_gray`]).
-fn residues(block: &Expr, pred: &Expr) -> Result<(Expr, Expr), IrError> {
-    let mut diffs = Vec::with_capacity(32);
-    let mut grays = Vec::with_capacity(32);
-    for j in 0..32 {
-        let (d, g) = sub_prefix_gray(&byte(block, j)?, &byte(pred, j)?)?;
-        diffs.push(d);
-        grays.push(g);
-    }
-    Ok((block_of(diffs)?, block_of(grays)?))
+fn residues(
+    m: &mut Module,
+    name: &str,
+    block: &Expr,
+    pred: &Expr,
+) -> Result<(Expr, Expr), IrError> {
+    sub_prefix_gray(m, name, block, pred, 8)
 }
 
 /// The bit-planes of a residue block: plane q, column j at bit 32q + j.
@@ -110,7 +108,7 @@ fn transform(
         &field("pred"),
         When::Always,
     )?;
-    let (diff, gray) = residues(block, &pred)?;
+    let (diff, gray) = residues(m, &format!("residue_p{p}"), block, &pred)?;
     let residue = probes.wire(
         m,
         1,
@@ -167,7 +165,8 @@ fn chosen_transform(
         .map(|pr| prediction(pr, block))
         .collect::<Result<_, _>>()?;
     let pred = wire(m, "chosen_pred", onehot_mux(onehot, &preds)?)?;
-    let xored = wire(m, "chosen_xored", planes_of(&residues(block, &pred)?.1)?)?;
+    let gray = residues(m, "chosen_residue", block, &pred)?.1;
+    let xored = wire(m, "chosen_xored", planes_of(&gray)?)?;
     let streams: Vec<Expr> = set
         .predictors
         .iter()

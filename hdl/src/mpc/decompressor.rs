@@ -69,7 +69,7 @@ fn lengths(top4: &Expr) -> Result<Vec<Expr>, IrError> {
 /// by [`lengths`]).
 struct Code {
     value: Expr,
-    /// One-hot over 0..=15.
+    /// One-hot over 0..=15 (0: never set).
     count: Vec<Expr>,
     invalid: Expr,
 }
@@ -87,9 +87,10 @@ fn decode(m: &mut Module, name: &str, head: &Expr) -> Result<Code, IrError> {
     let f4 = head.slice(13, 10)?; // run length / single position
     let q_pair = head.slice(12, 9)?;
     let half = head.slice(12, 5)?;
-    // symbols the code stands for, one-hot over 0..=15: a run's length
-    // field, else 1
-    let count: Vec<Expr> = (0..16u128)
+    // symbols the code stands for, one-hot over 1..=15 (bit c-1: c
+    // symbols): a run's length field, else 1 (a run of none is malformed,
+    // flagged below, and counts nothing)
+    let count: Vec<Expr> = (1..16u128)
         .map(|c| {
             let run = is_run.and(&eq_const(&f4, c)?)?;
             Ok(if c == 1 { run.or(&is_run.not())? } else { run })
@@ -100,7 +101,9 @@ fn decode(m: &mut Module, name: &str, head: &Expr) -> Result<Code, IrError> {
         &format!("{name}_count"),
         Expr::concat(count.into_iter().rev())?,
     )?;
-    let count = (0..16).map(|c| count.bit(c)).collect::<Result<_, _>>()?;
+    let count = std::iter::once(Ok(Expr::bool(false)))
+        .chain((0..15).map(|c| count.bit(c)))
+        .collect::<Result<_, _>>()?;
     let mut single_bits = Vec::with_capacity(16);
     let mut pair_bits = Vec::with_capacity(16);
     for b in (0..16u32).rev() {
@@ -293,8 +296,12 @@ fn decode_stage(
         // or past 16 in one place; past 16 is an overflow
         let mut next: Vec<Option<Expr>> = vec![None; 17];
         let mut overflow: Option<Expr> = None;
-        for (from, f) in index.iter().take(16).enumerate() {
-            for (cnt, g) in code.count.iter().enumerate() {
+        // every code before this one stood for at least one symbol (a run
+        // of none is malformed and flagged), so the count is at least `c`
+        // here: counts below `c`, and a code of no symbols, can only follow
+        // an error and are left out
+        for (from, f) in index.iter().take(16).enumerate().skip(c) {
+            for (cnt, g) in code.count.iter().enumerate().skip(1) {
                 let term = f.and(g)?;
                 let to = from + cnt;
                 let slot = if to > 16 {
@@ -324,21 +331,31 @@ fn decode_stage(
         )?;
         // write the value into symbol slot `index`
         let mut slots = Vec::with_capacity(SYMBOLS);
+        // (slots below `c` are written by earlier codes only)
         for (s, at) in index.iter().take(SYMBOLS).enumerate() {
             let hi = 255 - 16 * s as u32;
             let old = symbols.slice(hi, hi - 15)?;
+            if s < c {
+                slots.push(old);
+                continue;
+            }
             let here = is_pred.and(at)?;
             slots.push(old.or(&code.value.and(&here.repeat(16)?)?)?);
         }
         symbols = wire(m, &format!("dec{c}_symbols"), Expr::concat(slots)?)?;
         // (a non-predictor model moves the count too: nothing reads it)
+        // the count after this code is at least c + 1 (bit o of the bus:
+        // count c + 1 + o)
         index = if i + 1 < n {
             let bus = wire(
                 m,
                 &format!("dec{c}_index"),
-                Expr::concat(next.iter().rev().cloned())?,
+                Expr::concat(next.iter().skip(c + 1).rev().cloned())?,
             )?;
-            (0..17).map(|j| bus.bit(j)).collect::<Result<_, _>>()?
+            (0..=c)
+                .map(|_| Ok(Expr::bool(false)))
+                .chain((0..(16 - c) as u32).map(|o| bus.bit(o)))
+                .collect::<Result<_, _>>()?
         } else {
             next
         };
