@@ -190,7 +190,11 @@ struct ZeroRunKey {
 /// For a power-of-two count n, log2(n)(log2(n)+1)/2 comparator levels
 /// (10 for 16). Bit `k` of the result is set when at least `k + 1` inputs
 /// are.
-fn sort_ones_first(bits: &[Expr]) -> Result<Vec<Expr>, IrError> {
+///
+/// The comparators run level by level (each as early as its inputs
+/// allow); every level is a named wire `<name><level>`, so the Verilog
+/// states each comparator once.
+fn sort_ones_first(m: &mut Module, name: &str, bits: &[Expr]) -> Result<Vec<Expr>, IrError> {
     fn merge(lo: usize, n: usize, r: usize, pairs: &mut Vec<(usize, usize)>) {
         let step = 2 * r;
         if step < n {
@@ -218,10 +222,33 @@ fn sort_ones_first(bits: &[Expr]) -> Result<Vec<Expr>, IrError> {
     v.resize(n, Expr::bool(false));
     let mut pairs = Vec::new();
     sort(0, n, &mut pairs);
+    // level of each comparator: one past the last level that touched
+    // either of its places
+    let mut depth = vec![0usize; n];
+    let mut levels: Vec<Vec<(usize, usize)>> = Vec::new();
     for (i, j) in pairs {
-        let (a, b) = (v[i].clone(), v[j].clone());
-        v[i] = a.or(&b)?;
-        v[j] = a.and(&b)?;
+        let l = depth[i].max(depth[j]);
+        depth[i] = l + 1;
+        depth[j] = l + 1;
+        if levels.len() <= l {
+            levels.push(Vec::new());
+        }
+        levels[l].push((i, j));
+    }
+    for (l, level) in levels.iter().enumerate() {
+        for &(i, j) in level {
+            let (a, b) = (v[i].clone(), v[j].clone());
+            v[i] = a.or(&b)?;
+            v[j] = a.and(&b)?;
+        }
+        let bus = wire(
+            m,
+            &format!("{name}{}", l + 1),
+            Expr::concat(v.iter().rev().cloned())?,
+        )?;
+        v = (0..n as u32)
+            .map(|b| bus.bit(b))
+            .collect::<Result<_, _>>()?;
     }
     v.truncate(bits.len());
     Ok(v)
@@ -277,7 +304,7 @@ fn zero_run_key(
         .map(|i| mask.bit(i))
         .collect::<Result<_, _>>()?;
     // the zero count as a thermometer too: the mask bits sorted, ones first
-    let sorted = sort_ones_first(&bits)?;
+    let sorted = sort_ones_first(m, &format!("zero_sort_p{p}_l"), &bits)?;
     let count_thermometer = probes.wire(
         m,
         1,

@@ -200,7 +200,13 @@ fn decode_stage(
     // take `distance` bits -- at every offset an even-numbered code of the
     // stage can start (two AND-OR levels on the length flags, off the
     // chain)
-    let pair_at = |o: u32| -> Result<Vec<(u32, Expr)>, IrError> {
+    // chain); each offset's flags are a named wire `dec<first>_pair<o>`
+    // (bit i: the i-th smallest distance)
+    let mut pairs: std::collections::BTreeMap<u32, Vec<(u32, Expr)>> = Default::default();
+    let mut pair_at = |m: &mut Module, o: u32| -> Result<Vec<(u32, Expr)>, IrError> {
+        if let Some(p) = pairs.get(&o) {
+            return Ok(p.clone());
+        }
         let mut by_dist: Vec<(u32, Expr)> = Vec::new();
         for (l1, f1) in CODE_LENS.iter().zip(&lens_at[o as usize]) {
             for (l2, f2) in CODE_LENS.iter().zip(&lens_at[(o + l1) as usize]) {
@@ -212,7 +218,19 @@ fn decode_stage(
                 }
             }
         }
-        Ok(by_dist)
+        by_dist.sort_by_key(|(d, _)| *d);
+        let bus = wire(
+            m,
+            &format!("dec{first}_pair{o}"),
+            Expr::concat(by_dist.iter().rev().map(|(_, f)| f.clone()))?,
+        )?;
+        let wired: Vec<(u32, Expr)> = by_dist
+            .iter()
+            .enumerate()
+            .map(|(i, (d, _))| Ok((*d, bus.bit(i as u32)?)))
+            .collect::<Result<_, IrError>>()?;
+        pairs.insert(o, wired.clone());
+        Ok(wired)
     };
     // starts[i]: (first offset, one-hot over offsets first..). In a stage
     // of six or more codes an even code's start comes from the start two
@@ -235,7 +253,7 @@ fn decode_stage(
         for (o, f) in flags.iter().enumerate() {
             let at = lo + o as u32;
             let steps: Vec<(u32, Expr)> = if two {
-                pair_at(at)?
+                pair_at(m, at)?
             } else {
                 CODE_LENS
                     .iter()
