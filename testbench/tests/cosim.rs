@@ -66,7 +66,7 @@ fn cosim_all_units(s: Simulator, blocks: usize) {
 
 #[test]
 fn example_units_match_golden_on_icarus() {
-    cosim_all_units(Simulator::Icarus, 2000);
+    cosim_all_units(Simulator::Icarus, 600);
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn wrong_model_set_is_caught_and_located() {
     let mut cfg = config(s, &format!("wrong-{}", s.name()));
     cfg.expect_model = Some(wrong_set(&cfg.build));
     cfg.units = vec![Unit::Compressor];
-    cfg.blocks = 600;
+    cfg.blocks = 300;
     cfg.corpus = None;
     let reports = run::run(&cfg).expect("co-simulation runs");
     let r = &reports[0];
@@ -194,7 +194,7 @@ fn a_broken_stage_of_either_unit_is_located() {
         let mut cfg = config(s, &format!("broken-{}/{reg}", s.name()));
         cfg.rtl = Some(dir.join("rtl"));
         cfg.units = vec![unit];
-        cfg.blocks = 300;
+        cfg.blocks = 120;
         cfg.corpus = None;
         let reports = run::run(&cfg).expect("co-simulation runs");
         let r = &reports[0];

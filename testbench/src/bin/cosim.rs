@@ -29,12 +29,29 @@ enum SimArg {
     Both,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum UnitArg {
     Compressor,
     Decompressor,
     Loopback,
     All,
+}
+
+/// The units a `--unit` list names, in the order compressor,
+/// decompressor, loopback, each once.
+fn units_of(args: &[UnitArg]) -> Vec<Unit> {
+    let named = |u: Unit| {
+        args.iter().any(|a| {
+            *a == UnitArg::All
+                || matches!(
+                    (a, u),
+                    (UnitArg::Compressor, Unit::Compressor)
+                        | (UnitArg::Decompressor, Unit::Decompressor)
+                        | (UnitArg::Loopback, Unit::Loopback)
+                )
+        })
+    };
+    Unit::ALL.into_iter().filter(|&u| named(u)).collect()
 }
 
 #[derive(Parser)]
@@ -174,9 +191,10 @@ struct MpcArgs {
     /// Simulator(s).
     #[arg(long, value_enum, default_value = "both")]
     sim: SimArg,
-    /// Unit(s): loopback feeds the compressor into the decompressor.
-    #[arg(long, value_enum, default_value = "all")]
-    unit: UnitArg,
+    /// Unit(s), one or a comma-separated list: loopback feeds the
+    /// compressor into the decompressor.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    unit: Vec<UnitArg>,
     /// Vectors per unit (at least 1).
     #[arg(long, short, default_value_t = 10_000, value_parser = at_least_one)]
     blocks: usize,
@@ -236,8 +254,9 @@ struct MagBdiArgs {
     base: usize,
     #[arg(long, default_value = "unsigned")]
     mode: DeltaMode,
-    #[arg(long, value_enum, default_value = "all")]
-    unit: UnitArg,
+    /// Unit(s), one or a comma-separated list.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    unit: Vec<UnitArg>,
     #[command(flatten)]
     common: StreamArgs,
 }
@@ -303,12 +322,7 @@ fn run_mpc(cli: MpcArgs) -> Result<bool> {
         eprintln!("cosim: no simulator available; nothing checked");
         return Ok(false);
     }
-    let units = match cli.unit {
-        UnitArg::Compressor => vec![Unit::Compressor],
-        UnitArg::Decompressor => vec![Unit::Decompressor],
-        UnitArg::Loopback => vec![Unit::Loopback],
-        UnitArg::All => Unit::ALL.to_vec(),
-    };
+    let units = units_of(&cli.unit);
     let corpus = if cli.no_corpus {
         None
     } else {
@@ -376,12 +390,7 @@ fn run_magbdi(cli: MagBdiArgs) -> Result<bool> {
     let cfg = MagBdiConfig {
         params: Params::new(cli.block, cli.mag, cli.base, cli.mode),
         sims,
-        units: match cli.unit {
-            UnitArg::Compressor => vec![Unit::Compressor],
-            UnitArg::Decompressor => vec![Unit::Decompressor],
-            UnitArg::Loopback => vec![Unit::Loopback],
-            UnitArg::All => Unit::ALL.to_vec(),
-        },
+        units: units_of(&cli.unit),
         blocks: c.blocks,
         seed: c.seed,
         corpus,
