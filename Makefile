@@ -32,16 +32,15 @@ gen:
 ## The tests, the short fuzz run and the short co-simulations share one
 ## build (profile TEST_PROFILE, see Cargo.toml), with the GPU engine on:
 ## `cargo test` builds the `fuzz` and `cosim` binaries for their
-## integration tests, and the runs use those. The co-simulations run
-## TEST_JOBS at a time (default: one per core), each one's output printed
-## when it ends.
+## integration tests, and the runs use those. The co-simulations and the
+## fuzz run go TEST_JOBS at a time (default: one per core), each one's
+## output printed when it ends.
 TEST_PROFILE ?= quick
 TEST_BIN      = $(or $(CARGO_TARGET_DIR),target)/$(TEST_PROFILE)
 TEST_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 test: lint
 	$(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE)
-	$(MAKE) fuzz-short FUZZ_RUN=$(TEST_BIN)/fuzz
-	$(MAKE) -j$(TEST_JOBS) -Otarget cosim-quick COSIM_RUN=$(TEST_BIN)/cosim
+	$(MAKE) -j$(TEST_JOBS) -Otarget cosim-quick fuzz-short COSIM_RUN=$(TEST_BIN)/cosim FUZZ_RUN=$(TEST_BIN)/fuzz
 
 ## Fuzzing (fuzz/README.md): every target for FUZZ_SECONDS each, going on
 ## after findings; findings in fuzz/findings/. fuzz-short: FUZZ_SHORT_SECONDS
@@ -64,28 +63,32 @@ COSIM_BLOCKS ?= 200
 COSIM_CORPUS  = $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 ## The co-simulations `make test` runs, a part of cosim-all's (docs/hw/cosim.md,
-## "What make test co-simulates"): models/default, every unit on both
-## simulators (COSIM_BLOCKS vectors); every other shipped set but
-## models/example (which the testbench's integration tests co-simulate
-## on both simulators) its compressor and decompressor on Icarus
-## (COSIM_QUICK_BLOCKS); MAG-aware BDI 128/32/4 unsigned on both simulators,
-## 128/16/4 signed and the DPC units on Verilator (the integration tests
-## run those two on Icarus). Independent targets: `make -j`.
+## "What make test co-simulates"): models/default, every unit on Icarus
+## and the compressor and decompressor on Verilator (COSIM_BLOCKS vectors);
+## every other shipped set but models/example (which the testbench's
+## integration tests co-simulate on both simulators) its compressor and
+## decompressor on Icarus (COSIM_QUICK_BLOCKS); MAG-aware BDI 128/32/4
+## unsigned every unit on Icarus, the compressor and decompressor of it
+## and of 128/16/4 signed on Verilator, and the DPC units on Verilator (the
+## integration tests run 128/16/4 signed and DPC on Icarus). Independent
+## targets, longest first: `make -j`.
 COSIM_QUICK_BLOCKS ?= 100
 QUICK_SETS = $(filter-out default example,$(patsubst models/%/,%,$(SHIPPED_SETS)))
-cosim-quick: cosim-quick-default $(addprefix cosim-quick-set-,$(QUICK_SETS)) cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc
+cosim-quick: cosim-quick-default cosim-quick-dpc cosim-quick-bdi-unsigned cosim-quick-bdi-signed $(addprefix cosim-quick-set-,$(QUICK_SETS))
 
 cosim-quick-default:
-	$(COSIM_RUN) mpc --model models/default --sim both --unit all --blocks $(COSIM_BLOCKS) --seed 1 $(COSIM_CORPUS)
+	$(COSIM_RUN) mpc --model models/default --sim icarus --unit all --blocks $(COSIM_BLOCKS) --seed 1 $(COSIM_CORPUS)
+	$(COSIM_RUN) mpc --model models/default --sim verilator --unit compressor,decompressor --blocks $(COSIM_BLOCKS) --seed 1 $(COSIM_CORPUS)
 
 cosim-quick-set-%:
 	$(COSIM_RUN) mpc --model models/$* --sim icarus --unit compressor,decompressor --blocks $(COSIM_QUICK_BLOCKS) --seed 1 $(COSIM_CORPUS)
 
 cosim-quick-bdi-unsigned:
-	$(COSIM_RUN) magbdi --block 128 --mag 32 --base 4 --sim both --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(COSIM_CORPUS)
+	$(COSIM_RUN) magbdi --block 128 --mag 32 --base 4 --sim icarus --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(COSIM_CORPUS)
+	$(COSIM_RUN) magbdi --block 128 --mag 32 --base 4 --sim verilator --unit compressor,decompressor --blocks $(BDI_COSIM_BLOCKS) --seed 1 $(COSIM_CORPUS)
 
 cosim-quick-bdi-signed:
-	$(COSIM_RUN) magbdi --block 128 --mag 16 --base 4 --mode signed --sim verilator --blocks $(BDI_COSIM_BLOCKS) --seed 2 $(COSIM_CORPUS)
+	$(COSIM_RUN) magbdi --block 128 --mag 16 --base 4 --mode signed --sim verilator --unit compressor,decompressor --blocks $(BDI_COSIM_BLOCKS) --seed 2 $(COSIM_CORPUS)
 
 cosim-quick-dpc:
 	$(COSIM_RUN) dpc --sim verilator --unit all --blocks $(DPC_COSIM_BLOCKS) --seed 1 $(COSIM_CORPUS)
