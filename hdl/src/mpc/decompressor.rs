@@ -1,18 +1,23 @@
-//! The 4-stage MPC decompressor (docs/hw/mpc-decompressor.md).
+//! The MPC decompressor (docs/hw/mpc-decompressor.md), four pipeline
+//! stages by default (4 to 8 with [`build_staged`]).
 //!
-//! * Stage 1 — header and codes 0..7: the header is decoded, then eight
-//!   decode steps each take the code at the head of the payload stream,
-//!   write its symbol, and shift the stream left by the code length.
-//!   Registers: `s1_model_id`, `s1_stream`, `s1_symbols`, `s1_sym_index`,
-//!   `s1_used`, `s1_len`, `s1_error`.
-//! * Stage 2 — codes 8..15 and the length checks. Registers: `s2_symbols`,
-//!   `s2_payload` (raw/same-words payload), `s2_model_id`, `s2_error`.
-//! * Stage 3 — inverse transform: per predictor (wires only) inverse
-//!   reorder, inverse XOR, planes to residues; the chosen model's residues
-//!   (or the raw payload bytes) are registered: `s3_residue`, `s3_model_id`,
-//!   `s3_error`.
-//! * Stage 4 — restoration along each predictor's base trees (adders), the
-//!   custom models, and the output mux: `s4_block`, `s4_error`, `s4_model`.
+//! * Stages 1 to N-1 decode the codes as [`decode_plan`] says (by default
+//!   codes 0..5, 6..11 and 12..15): stage 1 reads the header, every decode
+//!   stage finds its code starts as one-hot offset chains, decodes each
+//!   code from its start, writes its symbol into the slot the symbol count
+//!   names, and shifts the stream by the end of its last code. Registers
+//!   of a decode stage k: `s<k>_model_id`, `s<k>_error`, `s<k>_symbols`,
+//!   and until the checks `s<k>_sym_index` (the count, binary),
+//!   `s<k>_used`, `s<k>_consumed`, `s<k>_len`, and `s<k>_stream` while
+//!   codes remain; stage 1's stream is also the raw and same-words payload
+//!   (`s<k>_payload` after it).
+//! * Stage N-1 also inverts the transform: per predictor (wires and XORs)
+//!   inverse reorder, inverse XOR, planes to residues; the chosen model's
+//!   residues (or the payload bytes) are registered in `s<N-1>_residue`.
+//! * Stage N makes the length checks of the last codes (unless they were
+//!   made in stage N-1) and restores the block along each predictor's base
+//!   trees (adders); the custom models and the output mux: `s<N>_block`,
+//!   `s<N>_error`, `s<N>_model`.
 
 use golden::mpc::{ByteRule, ModelSet, Predictor, SYMBOLS};
 
