@@ -768,7 +768,7 @@ fn timing(
         "read_liberty -lib {l}\nread_rtlil gen.il\ndfflibmap -liberty {l}\n\
          abc -liberty {l} -constr abc.constr -script {}\nopt_clean\n\
          rename -enumerate -pattern ff_%{flop_sel}\ntee -q -o timing_area.txt stat -liberty {l}\n\
-         write_json timed.json\nsplitnets -ports\nopt_clean\n{insbuf}write_verilog -noattr -noexpr timed_sta.v\n",
+         write_json timed.json\nsplitnets -ports\nopt_clean -purge\n{insbuf}write_verilog -noattr -noexpr timed_sta.v\n",
         yosys_script(script)
     );
     yosys(dir, "timing.ys", &ys)?;
