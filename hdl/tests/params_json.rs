@@ -31,7 +31,7 @@ fn mpc_params_json_keys_and_values() {
     );
     assert_eq!(
         units[0]["stages"][2],
-        serde_json::json!({"stage": 3, "title": "stage 3: raw check, pack the pairs behind the header",
+        serde_json::json!({"stage": 3, "title": "stage 3: pack the pairs behind the header",
                            "registers": ["s3_bits", "s3_len", "s3_model"]})
     );
     assert_eq!(

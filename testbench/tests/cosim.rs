@@ -176,7 +176,7 @@ fn a_broken_stage_of_either_unit_is_located() {
     // (unit, file, register, bit, stage)
     let cases = [
         (Unit::Compressor, "s1_choice_id", 0, 1),
-        (Unit::Compressor, "s2_choice_id", 0, 2),
+        (Unit::Compressor, "s2_model", 0, 2),
         (Unit::Compressor, "s3_len", 0, 3),
         (Unit::Decompressor, "s1_len", 0, 1),
         (Unit::Decompressor, "s2_symbols", 0, 2),

@@ -6,12 +6,15 @@
 //!   tests, and the selection rule. Registers: `s1_choice_id`,
 //!   `s1_symbols` (the chosen predictor's symbols), `s1_block`.
 //! * Stage 2 — codes: the Table-1 code of each symbol position (left-aligned
-//!   in a 17-bit slot, zero runs emitted at their first symbol), the payload
-//!   length and the raw check; raw, same-words and zero-block payloads use
-//!   the same slots. Registers: `s2_codes`, `s2_code_lens`,
-//!   `s2_selected_id`.
-//! * Stage 3 — pack: a tree of variable shifters concatenates the 16 slots
-//!   behind the header. Registers: `s3_bits`, `s3_len`, `s3_model`.
+//!   in a 17-bit slot, zero runs emitted at their first symbol; same-words
+//!   and zero-block payloads use the same slots), slots side by side in
+//!   pairs, and the raw check, by counting code classes
+//!   ([`saves_at_most_16`]): a raw block's bytes replace the pairs.
+//!   Registers: `s2_pairs`, `s2_pair_lens`, `s2_model` (the model ID after
+//!   the raw check).
+//! * Stage 3 — pack: a tree of variable shifters concatenates the 8 pairs
+//!   behind the header; the payload length is the sum of the pair lengths.
+//!   Registers: `s3_bits`, `s3_len`, `s3_model`.
 
 use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, SYMBOLS};
 
@@ -414,6 +417,25 @@ fn symbol_codes(
     symbols: &Expr,
     with_codes: bool,
 ) -> Result<(Vec<Expr>, Vec<Expr>), IrError> {
+    let (lens, codes, _) = symbol_codes_classes(m, name, symbols, with_codes)?;
+    Ok((lens, codes))
+}
+
+/// Per symbol: zero, coded in 7 or 8 bits (single 1, two 1s), coded in
+/// 12 bits (a zero half). What [`saves_at_most_16`] reads.
+struct CodeClasses {
+    zero: Vec<Expr>,
+    short: Vec<Expr>,
+    half: Vec<Expr>,
+}
+
+/// [`symbol_codes`], and the symbols' [`CodeClasses`].
+fn symbol_codes_classes(
+    m: &mut Module,
+    name: &str,
+    symbols: &Expr,
+    with_codes: bool,
+) -> Result<(Vec<Expr>, Vec<Expr>, CodeClasses), IrError> {
     let mut classes = Vec::with_capacity(SYMBOLS);
     for s in 0..SYMBOLS {
         classes.push(table1::classify(
@@ -424,6 +446,18 @@ fn symbol_codes(
         )?);
     }
     let zero: Vec<Expr> = classes.iter().map(|c| c.zero.clone()).collect();
+    let mut short = Vec::with_capacity(SYMBOLS);
+    let mut half = Vec::with_capacity(SYMBOLS);
+    for c in &classes {
+        let sp = c.single.or(&c.pair)?;
+        short.push(sp.clone());
+        half.push(c.zero.or(&sp)?.not().and(&c.front.or(&c.back)?)?);
+    }
+    let facts = CodeClasses {
+        zero: zero.clone(),
+        short,
+        half,
+    };
     let runs = table1::zero_runs(m, name, &zero)?;
     let mut lens = Vec::with_capacity(SYMBOLS);
     let mut codes = Vec::with_capacity(SYMBOLS);
@@ -450,7 +484,50 @@ fn symbol_codes(
         let code = Expr::mux(&c.zero, &zcode, &table1::nonzero_code(c, &sym)?)?;
         codes.push(wire(m, &format!("{name}_code{s}"), code)?);
     }
-    Ok((lens, codes))
+    Ok((lens, codes, facts))
+}
+
+/// `at_least(bits, cap)[k-1]`: at least `k` of `bits` are set, for
+/// `k = 1..=cap` (a thermometer saturating at `cap`), by a tree of merges
+/// `t[k] = a[k] | b[k] | OR(a[i] & b[k-i])`.
+fn at_least(bits: &[Expr], cap: usize) -> Result<Vec<Expr>, IrError> {
+    if bits.len() == 1 {
+        let mut t = vec![bits[0].clone()];
+        t.resize(cap, Expr::bool(false));
+        return Ok(t);
+    }
+    let (lo, hi) = bits.split_at(bits.len() / 2);
+    let (a, b) = (at_least(lo, cap)?, at_least(hi, cap)?);
+    (1..=cap)
+        .map(|k| {
+            let mut t = a[k - 1].or(&b[k - 1])?;
+            for i in 1..k {
+                t = t.or(&a[i - 1].and(&b[k - i - 1])?)?;
+            }
+            Ok(t)
+        })
+        .collect()
+}
+
+/// Whether 16 symbols of these classes take 256 code bits or more, i.e.
+/// save at most 16 bits against 16 default codes (272 bits). A code saves
+/// 17 - its length: 5 (12-bit codes), 9 or 10 (two 1s, single 1), 13 (one
+/// zero); two or more zero symbols save at least 26 (a run of two: 27, two
+/// single zeros: 26). So the codes save at most 16 exactly when there is
+/// one zero symbol and every other symbol is a default code, or no zero
+/// symbol and at most three 12-bit codes, or no zero symbol, one 7- or
+/// 8-bit code and at most one 12-bit code. Counting to four is shallower
+/// than adding the 16 lengths.
+fn saves_at_most_16(c: &CodeClasses) -> Result<Expr, IrError> {
+    let z = at_least(&c.zero, 2)?;
+    let s = at_least(&c.short, 2)?;
+    let h = at_least(&c.half, 4)?;
+    let (z0, z1) = (z[0].not(), z[0].and(&z[1].not())?);
+    let (s0, s1) = (s[0].not(), s[0].and(&s[1].not())?);
+    let one_zero = z1.and(&s0)?.and(&h[0].not())?;
+    let few_halves = s0.and(&h[3].not())?;
+    let one_short = s1.and(&h[1].not())?;
+    one_zero.or(&z0.and(&few_halves.or(&one_short)?)?)
 }
 
 /// Select the best predictor, as a linear scan in model order that replaces
@@ -715,8 +792,8 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
     )?;
     let (cs, ps) = (sel_stage + 1, sel_stage + 2);
 
-    pipe.stage(&mut m, cs, "codes, lengths, slot pairs")?;
-    let (lens, codes) = symbol_codes(&mut m, "enc", &s1_symbols, true)?;
+    pipe.stage(&mut m, cs, "codes, lengths, raw check, slot pairs")?;
+    let (lens, codes, facts) = symbol_codes_classes(&mut m, "enc", &s1_symbols, true)?;
     let is_pred = wire(
         &mut m,
         "choice_is_predictor",
@@ -768,6 +845,35 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         pairs.push(Expr::concat([a.clone(), k(0, SLOT)?])?.or(&shifted)?);
         pair_lens.push(la.zext(PAIR_LEN_BITS)?.add(&lb.zext(PAIR_LEN_BITS)?)?);
     }
+    // the raw check: a predictor's codes of 256 bits or more go raw, the
+    // block's bytes in the pairs instead (32 bits each, in order)
+    let to_raw = wire(&mut m, "to_raw", is_pred.and(&saves_at_most_16(&facts)?)?)?;
+    probes.wire(
+        &mut m,
+        cs,
+        "enc_code_bits",
+        sum(&pair_lens, LEN_WIDTH)?,
+        "chosen.score.code_bits",
+        When::Predictor,
+    )?;
+    // (a probe for the locator only: the raw check counts classes)
+    let probe = m
+        .signal("enc_code_bits")
+        .ok_or_else(|| IrError::UnknownSignal {
+            name: "enc_code_bits".into(),
+        })?;
+    m.mark_unused(&probe, LEN_WIDTH - 1, 0)?;
+    for (i, (pair, len)) in pairs.iter_mut().zip(pair_lens.iter_mut()).enumerate() {
+        let raw = Expr::concat(
+            (4 * i..4 * i + 4)
+                .map(|j| byte(&s1_block, j))
+                .chain([k(0, 2 * SLOT - 32)])
+                .collect::<Result<Vec<_>, _>>()?,
+        )?;
+        *pair = Expr::mux(&to_raw, &raw, pair)?;
+        *len = Expr::mux(&to_raw, &k(32, PAIR_LEN_BITS)?, len)?;
+    }
+    let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &s1_choice_id)?;
     let s2_pairs = pipe.reg(&mut m, cs, "pairs", Expr::concat(pairs)?)?;
     let s2_pair_lens = pipe.reg(&mut m, cs, "pair_lens", Expr::concat(pair_lens)?)?;
     probes.record_reg(
@@ -778,18 +884,17 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         When::NotRaw,
         Some("pair_lens"),
     )?;
-    let s2_choice_id = probes.reg(
+    let s2_model = probes.reg(
         &mut m,
         &pipe,
         cs,
-        "choice_id",
-        s1_choice_id,
-        "choice_id",
+        "model",
+        selected,
+        "selected_id",
         When::Always,
     )?;
-    let s2_block = pipe.reg(&mut m, cs, "block", s1_block)?;
 
-    pipe.stage(&mut m, ps, "raw check, pack the pairs behind the header")?;
+    pipe.stage(&mut m, ps, "pack the pairs behind the header")?;
     let pair_width = 2 * SLOT;
     let mut level: Vec<(Expr, Expr)> = (0..SYMBOLS / 2)
         .map(|i| {
@@ -803,20 +908,9 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         })
         .collect::<Result<_, IrError>>()?;
     let pair_len_list: Vec<Expr> = level.iter().map(|(_, l)| l.clone()).collect();
-    let code_total = probes.wire(
-        &mut m,
-        ps,
-        "enc_code_bits",
-        sum(&pair_len_list, LEN_WIDTH)?,
-        "chosen.score.code_bits",
-        When::Predictor,
-    )?;
-    let is_pred3 = s2_choice_id.cmp_ge(&k(set.predictor_id(0) as u128, h)?)?;
-    let to_raw = wire(
-        &mut m,
-        "to_raw",
-        is_pred3.and(&code_total.cmp_ge(&k(256, LEN_WIDTH)?)?)?,
-    )?;
+    // the payload length: the codes', 32 (same-words), 0 (zero block) or
+    // 256 (raw: eight pairs of 32)
+    let payload_len = sum(&pair_len_list, LEN_WIDTH)?;
     let mut depth = 1;
     while level.len() > 1 {
         depth += 1;
@@ -852,25 +946,8 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         }
         level = next;
     }
-    let (packed, _) = level.remove(0);
-    // raw: the block's bytes in order, byte 0 first
-    let raw_payload = Expr::concat(
-        (0..32)
-            .map(|j| byte(&s2_block, j))
-            .collect::<Result<Vec<_>, _>>()?,
-    )?;
-    let payload = Expr::mux(&to_raw, &raw_payload, &packed)?;
-    let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &s2_choice_id)?;
-    let selected = probes.wire(
-        &mut m,
-        ps,
-        "selected_id",
-        selected,
-        "selected_id",
-        When::Always,
-    )?;
-    let bits = Expr::concat([selected.clone(), payload])?;
-    let payload_len = Expr::mux(&to_raw, &k(256, LEN_WIDTH)?, &code_total)?;
+    let (payload, _) = level.remove(0);
+    let bits = Expr::concat([s2_model.clone(), payload])?;
     let total_len = payload_len.add(&k(h as u128, LEN_WIDTH)?)?;
     let s3_bits = probes.reg(&mut m, &pipe, ps, "bits", bits, "output.bits", When::Always)?;
     let s3_len = probes.reg(
@@ -887,7 +964,7 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         &pipe,
         ps,
         "model",
-        selected,
+        s2_model,
         "output.model",
         When::Always,
     )?;
@@ -896,4 +973,78 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
     m.assign(&out_model, s3_model)?;
     let unit = pipe.describe(&m, probes.list);
     Ok((m, unit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Bits, Sim};
+
+    /// The 256-bit symbol bus of `syms` (symbol 0 in the top bits).
+    fn bus(syms: &[u16; SYMBOLS]) -> Result<Bits, IrError> {
+        let mut words = [0u64; 4];
+        for (m, &v) in syms.iter().enumerate() {
+            let lo = 240 - 16 * m;
+            words[lo / 64] |= (v as u64) << (lo % 64);
+        }
+        Bits::from_words(&words, 256)
+    }
+
+    /// The raw check by code classes agrees with the golden code length
+    /// (`>= 256` bits) on symbol sets of every mix of classes near the
+    /// boundary, each class at varying positions.
+    #[test]
+    fn raw_check_by_classes_is_the_code_length_check() -> Result<(), Box<dyn std::error::Error>> {
+        let mut m = Module::new("raw_check")?;
+        let symbols = m.input("symbols", 256)?;
+        let raw = m.output("raw", 1)?;
+        let (_, _, facts) = symbol_codes_classes(&mut m, "t", &symbols.expr(), false)?;
+        let check = saves_at_most_16(&facts)?;
+        m.assign(&raw, check)?;
+        let mut sim = Sim::new(&m)?;
+        // a default code, a 12-bit code of each half, a single 1, two 1s,
+        // a zero symbol (17, 12, 12, 7, 8, 4 bits on their own)
+        let kinds: [u16; 6] = [0x8421, 0x0011, 0x1100, 0x0100, 0x0180, 0x0000];
+        let mut seed = 1u64;
+        let (mut checked, mut raws) = (0, 0);
+        // counts of each non-default kind, the rest default
+        for halves in 0..=5usize {
+            for singles in 0..=2usize {
+                for pairs in 0..=2usize {
+                    for zeros in 0..=3usize {
+                        let n = halves + singles + pairs + zeros;
+                        if n > SYMBOLS {
+                            continue;
+                        }
+                        for _ in 0..8 {
+                            let mut syms = [kinds[0]; SYMBOLS];
+                            let mut free: Vec<usize> = (0..SYMBOLS).collect();
+                            let mut place = |v: u16, count: usize| {
+                                for _ in 0..count {
+                                    seed = seed
+                                        .wrapping_mul(6364136223846793005)
+                                        .wrapping_add(1442695040888963407);
+                                    let i = (seed >> 33) as usize % free.len();
+                                    syms[free.swap_remove(i)] = v;
+                                }
+                            };
+                            let half = kinds[1 + (checked & 1)];
+                            place(half, halves);
+                            place(kinds[3], singles);
+                            place(kinds[4], pairs);
+                            place(kinds[5], zeros);
+                            sim.set("symbols", &bus(&syms)?)?;
+                            let want = golden::mpc::table1::encoded_len(&syms) >= 256;
+                            let got = sim.get_u128("raw")? == 1;
+                            assert_eq!(got, want, "symbols {syms:04x?}");
+                            checked += 1;
+                            raws += usize::from(want);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(raws > 50 && checked - raws > 50, "{raws} raw of {checked}");
+        Ok(())
+    }
 }
