@@ -321,6 +321,11 @@ pub fn decide_all(
             verdict,
             seconds: t0.elapsed().as_secs_f64(),
         };
+        // a signal in no output's cone (enables included), such as a probe
+        // wire kept for the locator, cannot change any output
+        if comb::reached_outputs(module, mu).is_empty() {
+            return Ok(done(Verdict::Equivalent));
+        }
         let outputs = match &scopes[i] {
             Ok(o) => o,
             Err(why) if crate::mutate::is_control(mu) => {

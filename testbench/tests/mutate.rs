@@ -291,3 +291,35 @@ fn control_mutants_are_decided_by_temporal_induction() {
         v => panic!("s1_valid set by a reset: {v:?}"),
     }
 }
+
+/// A mutant of a probe wire no output reads (the compressor's `planes_p<p>`,
+/// kept for the locator) cannot change an output: it is decided equivalent
+/// without a solver, while a mutant of the symbols the selection reads
+/// reaches outputs and is left to the solver.
+#[test]
+fn mutants_of_signals_no_output_reads_are_equivalent() {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example");
+    let set = ModelSet::load(&model).expect("models/example");
+    let (module, desc) = hdl::mpc::compressor::build_described(&set).expect("unit builds");
+    let all = hdl::ir::mutate::enumerate(&module);
+    let probe = all
+        .iter()
+        .find(|m| m.signal.starts_with("planes_p"))
+        .cloned()
+        .expect("a mutant of a plane probe");
+    assert!(hdl::ir::comb::reached_outputs(&module, &probe).is_empty());
+    let used = all
+        .iter()
+        .find(|m| m.signal.starts_with("xored_p"))
+        .expect("a mutant of an XORed-planes wire");
+    assert!(!hdl::ir::comb::reached_outputs(&module, used).is_empty());
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate-no-output");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = testbench::equiv::decide_all(&module, &desc, &[probe], &dir, 10, 1).expect("decide");
+    assert_eq!(
+        d[0].verdict,
+        testbench::equiv::Verdict::Equivalent,
+        "{:?}",
+        d[0]
+    );
+}
