@@ -131,18 +131,20 @@ impl AbcScript {
     /// The ABC script of the timing mapping (`abc -liberty LIB -constr
     /// abc.constr -script +...`): the same mapping (`&nf` with no delay
     /// target maps for the best delay it finds, then recovers area off the
-    /// critical paths), then `buffer -p` (fanout trees of at most 10 on every
-    /// net, primary inputs -- ports and flop outputs -- included), `upsize`
+    /// critical paths), then `buffer -p -N 4` (buffer trees so that no net
+    /// drives more than four pins, the load an FO4 delay is defined at;
+    /// primary inputs -- ports and flop outputs -- included), `upsize`
     /// and `dnsize` (gate sizing against ABC's own timing of the liberty),
     /// `stime -p` (ABC's estimate of the critical path, in the log).
     pub fn timing_script(self) -> &'static str {
         match self {
             AbcScript::Default => {
                 "strash; &get -n; &fraig -x; &put; scorr; dc2; dretime; strash; &get -n; &dch -f; &nf; &put; \
-                 buffer -p; upsize; dnsize; stime -p"
+                 buffer -p -N 4; upsize; dnsize; stime -p"
             }
             AbcScript::NoSweep => {
-                "strash; dc2; dretime; strash; &get -n; &dch -f; &nf; &put; buffer -p; upsize; dnsize; stime -p"
+                "strash; dc2; dretime; strash; &get -n; &dch -f; &nf; &put; buffer -p -N 4; upsize; dnsize; \
+                 stime -p"
             }
         }
     }
@@ -972,7 +974,7 @@ Endpoint: out_len[3] (output port clocked by clk)\n   0.3000    0.3000 ^ out_len
         for a in [AbcScript::Default, AbcScript::NoSweep] {
             let s = yosys_script(a.timing_script());
             assert!(!s.contains(' '), "{s}");
-            assert!(s.ends_with("buffer,-p;upsize;dnsize;stime,-p"), "{s}");
+            assert!(s.ends_with("buffer,-p,-N,4;upsize;dnsize;stime,-p"), "{s}");
         }
         let log = "ABC: WireLoad = \"none\"  Gates =  25477 ( 13.3 %)   Cap = 37.2 ff (  0.3 %)   Area =   783144.00 ( 98.9 %)   Delay =  8014.29 ps  (  8.9 %)\n";
         assert_eq!(parse_abc_delay(log), Some(8.01429));

@@ -96,7 +96,7 @@ fn main() -> Result<()> {
         "# Synthesis report: model set `{}` ({} predictors, {} model IDs, selection {})\n\n\
          Liberty `{}` (library `{}`), NAND2-eq unit = `{}` ({} area units). Yosys `synth -flatten`, \
          `dfflibmap`, `abc -liberty` (area); timing on the same netlist mapped again with buffering and \
-         sizing (ABC `buffer -p; upsize; dnsize`), OpenSTA with a clock, periods also in FO4 delays of \
+         sizing (ABC `buffer -p -N 4; upsize; dnsize`), OpenSTA with a clock, periods also in FO4 delays of \
          the library. Paper (UMC 28 nm): compressor 38K, decompressor 68K NAND2-eq, \
          3 and 4 cycles. Method and caveats: docs/hw/synthesis.md.\n\n",
         set.name,
