@@ -8,7 +8,8 @@
 //!   followed by the blocks' bit strings back to back; block i starts at
 //!   the sum of the lengths before it.
 //!
-//! The chunk ends with zero bits up to a byte boundary.
+//! The chunk ends with zero bits up to a byte boundary; the readers refuse
+//! a chunk whose padding bits are not all zero.
 
 use super::bits::{extract, read_field, BitSink, EXTRACT_MAX, EXTRACT_PAD};
 use super::codec::BulkCodec;

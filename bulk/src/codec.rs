@@ -11,7 +11,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::bits::{extract, BitSink, EXTRACT_MAX};
-use super::format::MAX_BLOCK_BYTES;
+use super::format::{Header, MAX_BLOCK_BYTES};
 use super::stream::check_limits;
 use super::BulkError;
 use golden::baselines::{Bdi, BlockCodec, Bpc, CPack, Fpc};
@@ -279,17 +279,67 @@ pub fn open_codec(
     Ok(c)
 }
 
-/// What the bulk layer fixes for `algo` and which block sizes it takes.
-fn block_size_hint(algo: &str) -> String {
+/// Open the codec a container header names: its algorithm at its block
+/// size (`model`: the model set, for MPC). An algorithm this build does not
+/// know, or a block size its codec does not code, is refused with an error
+/// naming the header field ([`BulkError::HeaderCodec`]), never one about
+/// command-line flags. The readers check the codec's identity, packing and
+/// length-field width against the header.
+pub fn open_codec_for(
+    header: &Header,
+    model: Option<&Path>,
+) -> Result<Box<dyn BulkCodec>, BulkError> {
+    let algo = header.algo.as_str();
+    if !ALGOS.contains(&algo) {
+        return Err(BulkError::HeaderCodec(format!(
+            "algorithm `{algo}` is not one this build codes ({})",
+            ALGOS.join(", ")
+        )));
+    }
+    let bb = header.block_bytes as usize;
+    let unsupported = || {
+        BulkError::HeaderCodec(format!(
+            "block size {bb} is not one `{algo}` codes ({})",
+            size_list(algo)
+        ))
+    };
+    if bb == 0 || bb > MAX_BLOCK_BYTES as usize {
+        return Err(unsupported());
+    }
+    if algo == "mpc" {
+        if bb != BLOCK_BYTES {
+            return Err(unsupported());
+        }
+        return open_codec(algo, model, Some(bb));
+    }
+    match open_unchecked(algo, model, Some(bb)) {
+        Ok(c) if check_limits(c.as_ref()).is_ok() => Ok(c),
+        _ => Err(unsupported()),
+    }
+}
+
+/// The block sizes `algo` takes, in words: `32 or 128`, `64 to 512 in
+/// steps of 32`.
+fn size_list(algo: &str) -> String {
     let sizes = block_sizes(algo);
-    let list = match sizes.as_slice() {
+    match sizes.as_slice() {
         [] => "none".to_string(),
+        [a] => a.to_string(),
         [a, b] => format!("{a} or {b}"),
         [a, .., z] if sizes.windows(2).all(|w| w[1] - w[0] == 32) => {
             format!("{a} to {z} in steps of 32")
         }
-        _ => format!("{sizes:?}"),
-    };
+        _ => sizes
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// What the bulk layer fixes for `algo` and which block sizes it takes.
+fn block_size_hint(algo: &str) -> String {
+    let list = size_list(algo);
     let fixed = match algo {
         "magbdi" => " (the bulk codec uses a 32-byte memory access granularity and 4-byte base, as in the paper)",
         "dpc" => " (the bulk codec uses 4-byte segments and 32-byte sectors, as in the paper)",

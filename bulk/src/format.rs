@@ -107,6 +107,9 @@ impl Header {
         b
     }
 
+    /// Parse and check the first [`HEADER_BYTES`] of `b` on their own
+    /// terms (`docs/spec/container.md`, "Header"). Every header accepted
+    /// here is written back byte for byte by [`to_bytes`](Self::to_bytes).
     pub fn parse(b: &[u8]) -> Result<Header, BulkError> {
         if b.len() < 8 || b[0..8] != MAGIC {
             return Err(BulkError::NotContainer);
@@ -128,10 +131,21 @@ impl Header {
             return Err(BulkError::HeaderCorrupt("checksum mismatch".into()));
         }
         let flags = u16_at(b, 10);
-        let name_end = b[12..28].iter().position(|&c| c == 0).unwrap_or(16);
-        let algo = std::str::from_utf8(&b[12..12 + name_end])
-            .map_err(|_| BulkError::HeaderCorrupt("algorithm name is not UTF-8".into()))?
-            .to_string();
+        let name = &b[12..28];
+        let name_end = name.iter().position(|&c| c == 0).unwrap_or(16);
+        if name[name_end..].iter().any(|&c| c != 0) {
+            return Err(BulkError::HeaderCorrupt(
+                "nonzero bytes after the NUL that ends the algorithm name".into(),
+            ));
+        }
+        let letters = &name[..name_end];
+        if letters.is_empty() || !letters.iter().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(BulkError::HeaderCorrupt(format!(
+                "algorithm name {:?} is not ASCII letters and digits",
+                String::from_utf8_lossy(letters)
+            )));
+        }
+        let algo = String::from_utf8_lossy(letters).into_owned();
         let mut identity = [0u8; 32];
         identity.copy_from_slice(&b[28..60]);
         let len = u64_at(b, 68);
@@ -155,23 +169,38 @@ impl Header {
                 "unknown flags {flags:#06x} for format version {version} (known: {known:#06x})"
             )));
         }
+        let want_version = if h.group_log2.is_some() {
+            VERSION
+        } else {
+            VERSION_1
+        };
+        if version != want_version {
+            // (version 1 with flag bit 1 is refused above as an unknown flag)
+            return Err(BulkError::HeaderCorrupt(format!(
+                "format version {version} without flag bit 1 (group length table); such headers \
+                 are version {want_version}"
+            )));
+        }
         if let Some(g) = h.group_log2 {
-            if !h.self_delimiting || g > MAX_GROUP_LOG2 || h.len_width == 0 || h.len_width > 32 {
+            if !h.self_delimiting {
+                return Err(BulkError::HeaderCorrupt(
+                    "flag bit 1 (group length table) without flag bit 0 (self-delimiting blocks)"
+                        .into(),
+                ));
+            }
+            if g > MAX_GROUP_LOG2 {
                 return Err(BulkError::HeaderCorrupt(format!(
-                    "group length table with {} blocks, group size 2^{g} (at most 2^{MAX_GROUP_LOG2}), \
-                     field width {} (1..=32)",
-                    if h.self_delimiting { "self-delimiting" } else { "length-table" },
+                    "group size 2^{g} blocks (g at most {MAX_GROUP_LOG2})"
+                )));
+            }
+            if h.len_width == 0 || h.len_width > 32 {
+                return Err(BulkError::HeaderCorrupt(format!(
+                    "length-field width {} with a group length table (1..=32)",
                     h.len_width
                 )));
             }
         } else if b[77] != 0 {
             return Err(BulkError::HeaderCorrupt("reserved byte 77 is not 0".into()));
-        }
-        if !h.algo.bytes().all(|c| c.is_ascii_alphanumeric()) || h.algo.is_empty() {
-            return Err(BulkError::HeaderCorrupt(format!(
-                "algorithm name {:?} is not ASCII letters and digits",
-                h.algo
-            )));
         }
         if h.block_bytes == 0 || h.block_bytes > MAX_BLOCK_BYTES {
             return Err(BulkError::HeaderCorrupt(format!(

@@ -23,7 +23,7 @@ pub mod format;
 pub mod gpu;
 pub mod stream;
 
-pub use codec::{open_codec, BulkCodec, GpuKind, MpcBulk, ALGOS};
+pub use codec::{open_codec, open_codec_for, BulkCodec, GpuKind, MpcBulk, ALGOS};
 pub use engine::{Calibration, Engine};
 pub use stream::{
     compress, compress_with, decompress, decompress_with, BlockReader, CompressOptions, Summary,
@@ -44,6 +44,11 @@ pub enum BulkError {
     Version { found: u16, supported: u16 },
     #[error("container header is corrupt: {0}")]
     HeaderCorrupt(String),
+    /// The header names a codec this build cannot open (unknown algorithm,
+    /// a block size the codec does not code), or one that differs from the
+    /// codec given (block size, packing, length-field width).
+    #[error("header: {0}")]
+    HeaderCodec(String),
     #[error("container was written by algorithm `{container}`, but the codec given is `{codec}`")]
     AlgoMismatch { container: String, codec: String },
     #[error(

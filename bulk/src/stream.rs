@@ -469,14 +469,26 @@ pub fn compress_with<R: Read + Send, W: Write + Send>(
     Ok(sum)
 }
 
-/// Check that `codec` can decode a container with `header`.
+/// Check that `codec` can decode a container with `header`, in this
+/// order: algorithm, block size, identity (model set), packing, length-field
+/// width. The block size comes before the identity, which for codecs
+/// without a model file is derived from it: a container of another block
+/// size is reported as such, not as another model set.
 pub fn check_codec(header: &Header, codec: &dyn BulkCodec) -> Result<(), BulkError> {
     check_limits(codec)?;
-    if header.algo != codec.algo() {
+    let algo = codec.algo();
+    if header.algo != algo {
         return Err(BulkError::AlgoMismatch {
             container: header.algo.clone(),
-            codec: codec.algo().to_string(),
+            codec: algo.to_string(),
         });
+    }
+    if header.block_bytes as usize != codec.block_bytes() {
+        return Err(BulkError::HeaderCodec(format!(
+            "block size {} bytes, but the `{algo}` codec given codes {}-byte blocks",
+            header.block_bytes,
+            codec.block_bytes()
+        )));
     }
     if header.identity != codec.identity() {
         return Err(BulkError::IdentityMismatch {
@@ -485,17 +497,43 @@ pub fn check_codec(header: &Header, codec: &dyn BulkCodec) -> Result<(), BulkErr
             codec: hex::encode(codec.identity()),
         });
     }
-    let sd = codec.self_delimiting();
-    let width = table_width(codec, header.group_log2);
-    if header.block_bytes as usize != codec.block_bytes()
-        || header.self_delimiting != sd
-        || header.len_width != width
-    {
+    if header.group_log2.is_some_and(|g| g > MAX_GROUP_LOG2) {
         return Err(BulkError::HeaderCorrupt(format!(
-            "block size {} / packing do not match codec `{}` ({} bytes)",
-            header.block_bytes,
-            codec.algo(),
-            codec.block_bytes()
+            "group size 2^{} blocks (g at most {MAX_GROUP_LOG2})",
+            header.group_log2.unwrap_or(0)
+        )));
+    }
+    let sd = codec.self_delimiting();
+    if header.self_delimiting != sd {
+        return Err(BulkError::HeaderCodec(format!(
+            "flag bit 0 is {}, but `{algo}` blocks {} (bit {})",
+            u8::from(header.self_delimiting),
+            if sd {
+                "are self-delimiting"
+            } else {
+                "need a length per block"
+            },
+            u8::from(sd)
+        )));
+    }
+    let width = table_width(codec, header.group_log2);
+    if header.len_width != width {
+        let max = codec.max_bits();
+        let why = match (header.group_log2, sd) {
+            (Some(g), _) => format!(
+                "`{algo}` with groups of {} blocks needs {width}, the bits needed for {} x {max} = {}",
+                1u32 << g,
+                1u32 << g,
+                max << g
+            ),
+            (None, false) => format!(
+                "`{algo}` needs {width}, the bits needed for its largest block, {max}"
+            ),
+            (None, true) => "self-delimiting blocks without a group table take 0".to_string(),
+        };
+        return Err(BulkError::HeaderCodec(format!(
+            "length-field width {}, but {why}",
+            header.len_width
         )));
     }
     Ok(())
@@ -555,6 +593,28 @@ fn check_frame(h: &Header, codec: &dyn BulkCodec, k: u64, f: &Frame) -> Result<(
             "frame says {} blocks in {} bits (at least {min_bits} needed)",
             f.blocks, f.bits
         ));
+    }
+    Ok(())
+}
+
+/// Check the bits of the last stored byte of chunk `k` past the frame's
+/// bit count: writers set them to 0, and a reader refuses any other value
+/// (so that every container has one spelling). `stored` is the frame's
+/// stored bytes.
+fn check_padding(k: u64, f: &Frame, stored: &[u8]) -> Result<(), BulkError> {
+    let used = f.bits % 8;
+    if used == 0 {
+        return Ok(());
+    }
+    let last = stored.get(f.bits as usize / 8).copied().unwrap_or(0);
+    if last & (0xffu8 >> used) != 0 {
+        return Err(BulkError::ChunkCorrupt {
+            chunk: k,
+            what: format!(
+                "nonzero padding bits after bit {} (the frame's bit count)",
+                f.bits
+            ),
+        });
     }
     Ok(())
 }
@@ -655,6 +715,7 @@ impl<R: Read> FrameReader<'_, R> {
             if frame.compute_crc(&slot.buf[..stored]) != frame.crc {
                 return Err(bad("checksum mismatch".into()));
             }
+            check_padding(k, &frame, &slot.buf[..stored])?;
             slot.frame = Some(frame);
             slot.offset = offset;
             slot.first_block = self.next_block;
@@ -1072,6 +1133,7 @@ impl<R: Read + Seek> BlockReader<R> {
         if crc32(&[&frame.head_bytes(), &self.buf[..stored]]) != frame.crc {
             return Err(bad("checksum mismatch".into()));
         }
+        check_padding(k, &frame, &self.buf[..stored])?;
         decode_chunk(
             codec,
             self.header.len_width,
