@@ -11,12 +11,11 @@ pub enum BlockFileError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: file is empty; there are no {block}-byte blocks to compress")]
+    /// No whole block: the file is empty, or (where a short last block is
+    /// dropped rather than padded) shorter than one block.
+    #[error("{path}: shorter than one {block}-byte block; there is no block to code")]
     Empty { path: PathBuf, block: usize },
-    #[error(
-        "{path}: size {size} bytes is not a multiple of the {block}-byte block \
-         ({rest} bytes left over); pass --pad to zero-pad the last block"
-    )]
+    #[error("{path}: {}", ragged(*.size, *.block, *.rest))]
     Ragged {
         path: PathBuf,
         size: usize,
@@ -27,16 +26,42 @@ pub enum BlockFileError {
     Npy(#[from] crate::npy::NpyError),
 }
 
+/// What [`BlockFileError::Ragged`] says after the path.
+fn ragged(size: usize, block: usize, rest: usize) -> String {
+    if size < block {
+        format!(
+            "{size} byte{}, shorter than one {block}-byte block; pass --pad to zero-pad it \
+             to one block",
+            if size == 1 { "" } else { "s" }
+        )
+    } else {
+        format!(
+            "size {size} bytes is not a multiple of the {block}-byte block ({rest} bytes left \
+             over); pass --pad to zero-pad the last block"
+        )
+    }
+}
+
 /// Read a whole file as `N`-byte blocks: a raw dump, or a `.npy` array's
 /// bytes in C order ([`crate::npy`]). With `pad`, a short last block is
 /// zero-padded; without it a ragged size is an error.
 pub fn read_blocks<const N: usize>(path: &Path, pad: bool) -> Result<Vec<[u8; N]>, BlockFileError> {
+    read_blocks_and_len(path, pad).map(|(blocks, _)| blocks)
+}
+
+/// [`read_blocks`], with the number of data bytes the blocks hold (less
+/// than `N` times the blocks where the last one is padded).
+pub fn read_blocks_and_len<const N: usize>(
+    path: &Path,
+    pad: bool,
+) -> Result<(Vec<[u8; N]>, usize), BlockFileError> {
     let file = std::fs::read(path).map_err(|source| BlockFileError::Io {
         path: path.to_path_buf(),
         source,
     })?;
     let data = crate::npy::data_of(file, path)?;
-    blocks_of(&data, pad).map_err(|e| match e {
+    let len = data.len();
+    let blocks = blocks_of(&data, pad).map_err(|e| match e {
         BlockFileError::Empty { block, .. } => BlockFileError::Empty {
             path: path.to_path_buf(),
             block,
@@ -50,7 +75,8 @@ pub fn read_blocks<const N: usize>(path: &Path, pad: bool) -> Result<Vec<[u8; N]
             rest,
         },
         other => other,
-    })
+    })?;
+    Ok((blocks, len))
 }
 
 /// Split bytes into `N`-byte blocks (see [`read_blocks`]).
@@ -103,5 +129,18 @@ mod tests {
             blocks_of::<32>(&[], true),
             Err(BlockFileError::Empty { .. })
         ));
+    }
+
+    #[test]
+    fn short_files_say_so() {
+        let e = blocks_of::<32>(&[], false).unwrap_err().to_string();
+        assert!(e.contains("shorter than one 32-byte block"), "{e}");
+        let e = blocks_of::<32>(&[7], false).unwrap_err().to_string();
+        assert!(
+            e.contains("1 byte, shorter than one 32-byte block; pass --pad"),
+            "{e}"
+        );
+        let e = blocks_of::<32>(&[7; 40], false).unwrap_err().to_string();
+        assert!(e.contains("not a multiple of the 32-byte block"), "{e}");
     }
 }

@@ -3,16 +3,45 @@
 //! bulk codec over whole files (`compress`, `decompress`, `info`, `get`,
 //! `bench`, `calibrate`; container format in `docs/spec/container.md`).
 
+/// `println!` that hands back the error (a closed pipe) instead of
+/// panicking; `main` ends quietly on a closed pipe.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*)
+    }};
+}
+
+/// `eprintln!` that cannot panic (standard error closed or a closed
+/// pipe): a message that cannot be shown is dropped.
+macro_rules! errln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+
+/// `print!` as [`outln!`].
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($t)*)
+    }};
+}
+
 #[path = "mpc/bulk_cli.rs"]
 mod bulk_cli;
+#[path = "mpc/interrupt.rs"]
+mod interrupt;
 #[path = "mpc/output.rs"]
 mod output;
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use clap::{Parser, Subcommand};
-use golden::blocks::read_blocks;
+use clap::{CommandFactory, Parser, Subcommand};
+use golden::blocks::{read_blocks, read_blocks_and_len};
 use golden::mpc::{self, table1::CODE_KIND_NAMES, ModelSet, MpcCodec, BLOCK_BYTES};
 
 #[derive(Parser)]
@@ -25,15 +54,18 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Compress raw files of 32-byte blocks and print the compression ratio
-    /// (sum of original bits / sum of compressed bits) and model usage.
+    /// (sum of original bits / sum of compressed bits) of each file and
+    /// over every block of the files given, and model usage.
     Ratio {
         /// Model-set directory (holding model.toml) or model file.
         #[arg(long, short)]
         model: PathBuf,
-        /// Zero-pad a short last block instead of rejecting the file.
+        /// Zero-pad a short last block instead of rejecting the file (the
+        /// ratio counts the file's bytes only, not the padding).
         #[arg(long)]
         pad: bool,
-        /// Also decompress every block and check it equals the input.
+        /// Also decompress every block and check it equals the input; a
+        /// last line says the round trip passed.
         #[arg(long)]
         verify: bool,
         /// Raw input files.
@@ -51,15 +83,55 @@ enum Cmd {
         #[arg(long, requires = "index")]
         file: Option<PathBuf>,
         /// Block index within --file.
-        #[arg(long)]
+        #[arg(long, requires = "file")]
         index: Option<usize>,
     },
     #[command(flatten)]
     Bulk(bulk_cli::BulkCmd),
 }
 
-fn main() -> Result<()> {
-    match Cli::parse().cmd {
+/// Exit status on a closed standard output (`mpc ratio ... | head -3`):
+/// what a shell reports for a command ended by SIGPIPE.
+const CLOSED_PIPE: u8 = 128 + 13;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Cmd::Bulk(b) = &cli.cmd {
+        if let Err(e) = bulk_cli::check_flags(b) {
+            e.exit();
+        }
+    }
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if closed_pipe(&e) => ExitCode::from(CLOSED_PIPE),
+        Err(e) => {
+            errln!("Error: {e:?}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Whether `e` comes from writing to a pipe whose reader has gone.
+fn closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A usage error of subcommand `sub` in clap's form (exit status 2), for
+/// flags that conflict through their values.
+fn usage_error(sub: &str, kind: clap::error::ErrorKind, msg: String) -> clap::Error {
+    let mut cmd = Cli::command();
+    cmd.build();
+    match cmd.find_subcommand_mut(sub) {
+        Some(s) => s.error(kind, msg),
+        None => cmd.error(kind, msg),
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
         Cmd::Ratio {
             model,
             pad,
@@ -85,22 +157,22 @@ fn ratio(model: &Path, pad: bool, verify: bool, files: &[PathBuf]) -> Result<()>
     let codec = MpcCodec::new(&set);
     let mut usage = vec![0u64; set.id_count()];
     let mut kinds = [0u64; CODE_KIND_NAMES.len()];
-    let (mut all_orig, mut all_comp) = (0u64, 0u64);
-    println!(
+    let (mut all_orig, mut all_comp, mut all_blocks) = (0u64, 0u64, 0u64);
+    outln!(
         "model set `{}` ({} IDs, {}-bit header, selection {})",
         set.name,
         set.id_count(),
         set.header_bits(),
         set.selection
-    );
+    )?;
+    outln!("{:>8}  {:>10}  file", "ratio", "blocks")?;
     for f in files {
-        let blocks = read_blocks::<BLOCK_BYTES>(f, pad)?;
+        let (blocks, bytes) = read_blocks_and_len::<BLOCK_BYTES>(f, pad)?;
         let bar = tools::progress::bar(blocks.len() as u64, "blocks", &f.display().to_string());
-        let (mut orig, mut comp) = (0u64, 0u64);
+        let mut comp = 0u64;
         for (i, b) in blocks.iter().enumerate() {
             let c = codec.compress(b);
             usage[c.model as usize] += 1;
-            orig += 8 * BLOCK_BYTES as u64;
             comp += c.len as u64;
             if let Some(mpc::ModelKind::Predictor(p)) = set.kind_of(c.model) {
                 mpc::table1::encode_symbols(&codec.predictor_symbols(p, b), |code| {
@@ -120,41 +192,61 @@ fn ratio(model: &Path, pad: bool, verify: bool, files: &[PathBuf]) -> Result<()>
             }
         }
         bar.finish_and_clear();
-        println!(
-            "{:>8.3}  {}  ({} blocks)",
+        // the file's bytes only: zero padding of the last block is not data
+        let orig = 8 * bytes as u64;
+        let rest = bytes % BLOCK_BYTES;
+        let padded = if rest == 0 {
+            String::new()
+        } else {
+            format!(
+                "  (last block: {rest} byte{}, zero-padded to {BLOCK_BYTES})",
+                if rest == 1 { "" } else { "s" }
+            )
+        };
+        outln!(
+            "{:>8.3}  {:>10}  {}{padded}",
             orig as f64 / comp as f64,
-            f.display(),
-            blocks.len()
-        );
+            blocks.len(),
+            f.display()
+        )?;
         all_orig += orig;
         all_comp += comp;
+        all_blocks += blocks.len() as u64;
     }
-    println!(
-        "{:>8.3}  overall ({} bits -> {} bits)",
+    outln!(
+        "{:>8.3}  {:>10}  overall (every block of the files given; {} bits -> {} bits)",
         all_orig as f64 / all_comp as f64,
+        all_blocks,
         all_orig,
         all_comp
-    );
+    )?;
     let total: u64 = usage.iter().sum();
-    println!("model usage:");
+    outln!("model usage:")?;
     for (id, n) in usage.iter().enumerate() {
-        println!(
+        outln!(
             "  {:>2} {:<20} {:>6.2}%",
             id,
             set.id_name(id as u32),
             100.0 * *n as f64 / total as f64
-        );
+        )?;
     }
     let codes: u64 = kinds.iter().sum();
     if codes > 0 {
-        println!("Table-1 codes in predictor payloads:");
+        outln!("Table-1 codes in predictor payloads:")?;
         for (k, n) in kinds.iter().enumerate() {
-            println!(
+            outln!(
                 "  {:<16} {:>6.2}%",
                 CODE_KIND_NAMES[k],
                 100.0 * *n as f64 / codes as f64
-            );
+            )?;
         }
+    }
+    if verify {
+        outln!(
+            "verified: all {all_blocks} blocks of {} file{} decompress to their input",
+            files.len(),
+            if files.len() == 1 { "" } else { "s" }
+        )?;
     }
     Ok(())
 }
@@ -197,9 +289,9 @@ fn trace(
         }
         _ => bail!("give the block with --hex or with --file and --index"),
     };
-    print!(
+    out!(
         "{}",
         golden::mpc::trace::render_compress(&mpc::compress_traced(&block, &set), &set)
-    );
+    )?;
     Ok(())
 }

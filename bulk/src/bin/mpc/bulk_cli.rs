@@ -1,31 +1,38 @@
 //! Bulk-codec subcommands of `mpc`.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use bulk::bench::{self, General};
-use bulk::engine::{self, calibration_sizes, Calibration, DEFAULT_THRESHOLD};
+use bulk::engine::{self, calibration_sizes, Calibration, DEFAULT_THRESHOLD, NEVER};
 use bulk::format::{Header, HEADER_BYTES, MAX_CHUNK_BYTES};
 use bulk::stream::{DEFAULT_CHUNK_BLOCKS, DEFAULT_WINDOW, GPU_WINDOW, MAX_WINDOW};
 use bulk::{self, open_codec, BlockReader, BulkCodec, CompressOptions, Engine, MpcBulk};
+use clap::error::ErrorKind;
 use clap::{Args, Subcommand, ValueEnum};
 use golden::mpc::fast::Kernel;
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use tools::corpus::data_files_of;
 
-use crate::output::Output;
+use crate::output::{check_writable, Output};
+use crate::usage_error;
 
 /// Most threads `-j` takes.
 const MAX_THREADS: u64 = 1024;
 
+/// The model set used without `--model`, relative to the current
+/// directory (the repository's root).
+const DEFAULT_MODEL: &str = "models/default";
+
 #[derive(Subcommand)]
 pub enum BulkCmd {
-    /// Compress a file (or `-` for stdin) into a container.
+    /// Compress a file into a container (`-`: standard input to standard
+    /// output).
     Compress(CompressArgs),
-    /// Decompress a container (or `-` for stdin).
+    /// Decompress a container (`-`: standard input to standard output).
     Decompress(DecompressArgs),
     /// Print a container's header and index summary.
     Info { input: PathBuf },
@@ -54,9 +61,11 @@ pub struct CodecArgs {
     /// Block codec: mpc, magbdi, dpc, bdi, fpc, cpack, bpc.
     #[arg(long, short, default_value = "mpc")]
     algo: String,
-    /// Model set (MPC): directory holding model.toml, or the file.
-    #[arg(long, short, default_value = "models/default")]
-    model: PathBuf,
+    /// Model set (mpc; other codecs do not read it): directory holding
+    /// model.toml, or the file [default: models/default, relative to the
+    /// current directory].
+    #[arg(long, short)]
+    model: Option<PathBuf>,
     /// Block size in bytes (default 32; 128 for magbdi and dpc): 32 or 128
     /// for the word-based baselines, 64 to 512 for magbdi, 32 to 1024 for
     /// dpc, in steps of 32.
@@ -66,8 +75,40 @@ pub struct CodecArgs {
 
 impl CodecArgs {
     fn open(&self) -> Result<Box<dyn BulkCodec>> {
-        Ok(open_codec(&self.algo, Some(&self.model), self.block_bytes)?)
+        open(&self.algo, &self.model, self.block_bytes)
     }
+}
+
+/// The model-set path: the flag's, or [`DEFAULT_MODEL`].
+fn model_path(model: &Option<PathBuf>) -> &Path {
+    model.as_deref().unwrap_or(Path::new(DEFAULT_MODEL))
+}
+
+/// `e`, with a hint to pass `--model` where the default model set was
+/// used and is not there (a command run outside the repository).
+fn model_hint(e: anyhow::Error, algo: &str, model: &Option<PathBuf>) -> anyhow::Error {
+    if algo != "mpc" || model.is_some() || Path::new(DEFAULT_MODEL).exists() {
+        return e;
+    }
+    let cwd = std::env::current_dir()
+        .map(|d| format!(" ({})", d.display()))
+        .unwrap_or_default();
+    anyhow!(
+        "{e:#}\nhint: without --model, mpc reads the model set {DEFAULT_MODEL}, relative to the \
+         current directory{cwd}: run from the repository's root or pass the model set with \
+         --model DIR (-m DIR)"
+    )
+}
+
+/// [`open_codec`] with the model set of `--model` (and a hint where the
+/// default one is missing).
+fn open(
+    algo: &str,
+    model: &Option<PathBuf>,
+    block_bytes: Option<usize>,
+) -> Result<Box<dyn BulkCodec>> {
+    open_codec(algo, Some(model_path(model)), block_bytes)
+        .map_err(|e| model_hint(e.into(), algo, model))
 }
 
 #[derive(Args)]
@@ -75,11 +116,12 @@ pub struct RunArgs {
     /// Engine: auto picks by size using the calibration file.
     #[arg(long, value_enum, default_value = "auto")]
     engine: EngineArg,
-    /// Threads of the parallel engine (default: all cores; 1 to 1024).
+    /// Threads of the parallel engine (default: all cores; 1 to 1024; not
+    /// with --engine single).
     #[arg(long, short = 'j', value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
     threads: Option<u64>,
-    /// Calibration file (default: $MPCGEN_CALIBRATION or
-    /// ~/.config/mpcgen/calibration.toml).
+    /// Calibration file that --engine auto reads (default:
+    /// $MPCGEN_CALIBRATION or ~/.config/mpcgen/calibration.toml).
     #[arg(long)]
     calibration: Option<PathBuf>,
     /// Chunks coded per window (memory: about 3 x window x chunk; 1 to
@@ -87,8 +129,9 @@ pub struct RunArgs {
     /// chunks on the GPU engine).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW as u64))]
     window: Option<u64>,
-    /// GPU adapter for the GPU engine: a position in `mpc adapters` or
-    /// part of its name (default: a discrete GPU first, software last).
+    /// GPU adapter for the GPU engine (--engine gpu or auto): a position
+    /// in `mpc adapters` or part of its name (default: a discrete GPU
+    /// first, software last).
     #[arg(long)]
     gpu_adapter: Option<String>,
     /// No progress bar.
@@ -97,6 +140,45 @@ pub struct RunArgs {
     /// Overwrite the output file.
     #[arg(long, short)]
     force: bool,
+}
+
+impl RunArgs {
+    /// Flags that `--engine` makes meaningless, refused as clap refuses
+    /// conflicting flags.
+    fn check(&self, sub: &str) -> Result<(), clap::Error> {
+        let engine = match self.engine {
+            EngineArg::Auto => return Ok(()),
+            EngineArg::Single => "single",
+            EngineArg::Parallel => "parallel",
+            EngineArg::Gpu => "gpu",
+        };
+        let conflict = |arg: &str, why: &str| {
+            usage_error(
+                sub,
+                ErrorKind::ArgumentConflict,
+                format!("the argument '{arg}' cannot be used with '--engine {engine}' ({why})"),
+            )
+        };
+        if self.threads.is_some() && self.engine == EngineArg::Single {
+            return Err(conflict(
+                "--threads <THREADS>",
+                "the single engine codes on one thread",
+            ));
+        }
+        if self.calibration.is_some() {
+            return Err(conflict(
+                "--calibration <CALIBRATION>",
+                "only --engine auto reads the calibration",
+            ));
+        }
+        if self.gpu_adapter.is_some() && self.engine != EngineArg::Gpu {
+            return Err(conflict(
+                "--gpu-adapter <GPU_ADAPTER>",
+                "the GPU adapter is for --engine gpu or auto",
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Args)]
@@ -115,31 +197,41 @@ pub struct CompressArgs {
     /// chunk 32 blocks per thread; 0 writes no table (format version 1).
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=256))]
     block_groups: Option<u32>,
-    /// Input file, `-` for stdin; of a `.npy` array the array's bytes in C
-    /// order are coded (decompress gives those bytes, not a `.npy` file).
+    /// Input file, `-` for standard input; of a `.npy` array the array's
+    /// bytes in C order are coded (decompress gives those bytes, not a
+    /// `.npy` file).
     input: PathBuf,
-    /// Output (default INPUT.gmcz; `-` for stdout).
+    /// Output file, `-` for standard output [default: INPUT with `.gmcz`
+    /// appended, beside it (data.bin -> data.bin.gmcz); standard output
+    /// when INPUT is `-`].
     #[arg(long, short)]
     output: Option<PathBuf>,
 }
 
 #[derive(Args)]
 pub struct DecompressArgs {
-    /// Model set (MPC); must be the one the container was made with.
-    #[arg(long, short, default_value = "models/default")]
-    model: PathBuf,
+    /// Model set (mpc containers): the one the container was made with
+    /// [default: models/default, relative to the current directory].
+    #[arg(long, short)]
+    model: Option<PathBuf>,
     #[command(flatten)]
     run: RunArgs,
+    /// Container file, `-` for standard input.
     input: PathBuf,
-    /// Output (default INPUT without .gmcz; `-` for stdout).
+    /// Output file, `-` for standard output [default: INPUT without its
+    /// `.gmcz` extension (data.bin.gmcz -> data.bin), or INPUT with `.out`
+    /// appended when it has no such extension (data.dat -> data.dat.out);
+    /// standard output when INPUT is `-`].
     #[arg(long, short)]
     output: Option<PathBuf>,
 }
 
 #[derive(Args)]
 pub struct GetArgs {
-    #[arg(long, short, default_value = "models/default")]
-    model: PathBuf,
+    /// Model set (mpc containers): the one the container was made with
+    /// [default: models/default, relative to the current directory].
+    #[arg(long, short)]
+    model: Option<PathBuf>,
     /// First block.
     #[arg(long)]
     block: u64,
@@ -154,8 +246,10 @@ pub struct BenchArgs {
     /// Codecs to time; lz4 and zstd are always added.
     #[arg(long, value_delimiter = ',', default_value = "mpc,magbdi,dpc")]
     algos: Vec<String>,
-    #[arg(long, short, default_value = "models/default")]
-    model: PathBuf,
+    /// Model set of mpc [default: models/default, relative to the current
+    /// directory].
+    #[arg(long, short)]
+    model: Option<PathBuf>,
     #[arg(long)]
     block_bytes: Option<usize>,
     /// zstd levels to compare.
@@ -166,9 +260,10 @@ pub struct BenchArgs {
     limit_mib: Option<usize>,
     #[arg(long, short = 'j', value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
     threads: Option<u64>,
-    /// MPC kernel: the fastest this CPU runs, or a given one.
-    #[arg(long, value_enum, default_value = "auto")]
-    kernel: KernelArg,
+    /// MPC kernel (with mpc among --algos): the fastest this CPU runs, or
+    /// a given one [default: auto].
+    #[arg(long, value_enum)]
+    kernel: Option<KernelArg>,
     /// Code every file as its own stream (default: the files concatenated
     /// into one stream, like one long memory trace).
     #[arg(long)]
@@ -178,7 +273,7 @@ pub struct BenchArgs {
     #[arg(long)]
     gpu: bool,
     /// GPU adapter (see `mpc adapters`).
-    #[arg(long)]
+    #[arg(long, requires = "gpu")]
     gpu_adapter: Option<String>,
     /// Files or corpus directories (default ../shared/corpus).
     files: Vec<PathBuf>,
@@ -196,13 +291,16 @@ pub struct CalibrateArgs {
     /// Codecs to calibrate.
     #[arg(long, value_delimiter = ',', default_value = "mpc")]
     algos: Vec<String>,
-    #[arg(long, short, default_value = "models/default")]
-    model: PathBuf,
+    /// Model set of mpc [default: models/default, relative to the current
+    /// directory].
+    #[arg(long, short)]
+    model: Option<PathBuf>,
     #[arg(long)]
     block_bytes: Option<usize>,
     #[arg(long, short = 'j', value_parser = clap::value_parser!(u64).range(1..=MAX_THREADS))]
     threads: Option<u64>,
-    /// Where to store the thresholds.
+    /// Where to store the thresholds (default: $MPCGEN_CALIBRATION or
+    /// ~/.config/mpcgen/calibration.toml); checked before measuring.
     #[arg(long)]
     calibration: Option<PathBuf>,
     /// Timing repetitions per size (best is kept; 1 to 100).
@@ -214,10 +312,29 @@ pub struct CalibrateArgs {
     #[arg(long)]
     gpu: bool,
     /// GPU adapter (see `mpc adapters`).
-    #[arg(long)]
+    #[arg(long, requires = "gpu")]
     gpu_adapter: Option<String>,
     /// Sample files or corpus directories (default ../shared/corpus).
     files: Vec<PathBuf>,
+}
+
+/// Flags that do not apply given the others' values (clap's rules cover
+/// the rest), refused with clap's usage error.
+pub fn check_flags(cmd: &BulkCmd) -> Result<(), clap::Error> {
+    match cmd {
+        BulkCmd::Compress(a) => a.run.check("compress"),
+        BulkCmd::Decompress(a) => a.run.check("decompress"),
+        BulkCmd::Bench(a) if a.kernel.is_some() && !a.algos.iter().any(|x| x == "mpc") => {
+            Err(usage_error(
+                "bench",
+                ErrorKind::ArgumentConflict,
+                "the argument '--kernel <KERNEL>' cannot be used without mpc in '--algos' (it \
+                 picks the MPC kernel)"
+                    .to_string(),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 pub fn run(cmd: BulkCmd) -> Result<()> {
@@ -260,7 +377,7 @@ fn window_of(run: &RunArgs, engine: Engine, chunk_bytes: u64) -> usize {
 fn open_device(run: &RunArgs, codec: &dyn BulkCodec) -> Result<Box<dyn bulk::WindowCoder>> {
     let e = bulk::gpu::open_engine(codec, run.gpu_adapter.as_deref())?;
     if !run.quiet {
-        eprintln!("GPU engine on {}", e.gpu.adapter);
+        errln!("GPU engine on {}", e.gpu.adapter);
     }
     Ok(Box::new(e))
 }
@@ -287,13 +404,13 @@ fn auto_gpu(
         Ok(e) if e.gpu.adapter.is_software() => None,
         Ok(e) => {
             if !run.quiet {
-                eprintln!("GPU engine on {}", e.gpu.adapter);
+                errln!("GPU engine on {}", e.gpu.adapter);
             }
             Some(Box::new(e))
         }
         Err(e) => {
             if !run.quiet {
-                eprintln!("warning: GPU engine unavailable ({e}); using the CPU");
+                errln!("warning: GPU engine unavailable ({e}); using the CPU");
             }
             None
         }
@@ -342,7 +459,7 @@ fn pick_engine(
                 }
                 None => {
                     if !run.quiet {
-                        eprintln!(
+                        errln!(
                             "warning: no calibration for `{algo}` in {}; using the default \
                              threshold of {} bytes (run `mpc calibrate --algos {algo}`)",
                             path.display(),
@@ -384,7 +501,8 @@ fn open_input(p: &Path) -> Result<(Box<dyn Read + Send>, Option<u64>)> {
         return Ok((Box::new(std::io::stdin()), None));
     }
     let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
-    let len = f.metadata().ok().map(|m| m.len());
+    // the size of a regular file; a pipe or device has none known
+    let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
     if p.extension().is_some_and(|x| x == "npy") {
         return open_npy(p, f, len);
     }
@@ -416,6 +534,35 @@ fn open_npy(
     Ok((Box::new(f), Some(file_len - at as u64)))
 }
 
+/// Whether `p` is `-`: standard input or output.
+fn is_std(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// How messages name an input.
+fn input_name(p: &Path) -> String {
+    if is_std(p) {
+        "standard input".to_string()
+    } else {
+        p.display().to_string()
+    }
+}
+
+/// Where `decompress INPUT` writes without `--output`: standard output for
+/// `-`; INPUT without its `.gmcz` extension; else INPUT with `.out`
+/// appended.
+fn decompressed_name(input: &Path) -> PathBuf {
+    if is_std(input) {
+        return PathBuf::from("-");
+    }
+    if input.extension().is_some_and(|x| x == "gmcz") {
+        return input.with_extension("");
+    }
+    let mut s = input.as_os_str().to_os_string();
+    s.push(".out");
+    PathBuf::from(s)
+}
+
 fn compress(a: CompressArgs) -> Result<()> {
     let codec = a.codec.open()?;
     let chunk_bytes = a.chunk_blocks as u64 * codec.block_bytes() as u64;
@@ -427,12 +574,21 @@ fn compress(a: CompressArgs) -> Result<()> {
             codec.block_bytes()
         );
     }
-    let (input, len) = open_input(&a.input)?;
     let out_path = a.output.clone().unwrap_or_else(|| {
+        if is_std(&a.input) {
+            return PathBuf::from("-");
+        }
         let mut s = a.input.clone().into_os_string();
         s.push(".gmcz");
         PathBuf::from(s)
     });
+    if is_std(&out_path) && std::io::stdout().is_terminal() {
+        bail!(
+            "refusing to write a container to a terminal: redirect standard output (> FILE) or \
+             pass --output FILE"
+        );
+    }
+    let (input, len) = open_input(&a.input)?;
     let (engine, device) = pick_engine(&a.run, codec.as_ref(), len, false)?;
     let output = Output::create(&out_path, a.run.force, Some(&a.input))?;
     let out = output.writer()?;
@@ -457,9 +613,9 @@ fn compress(a: CompressArgs) -> Result<()> {
     output.commit()?;
     let secs = t.elapsed().as_secs_f64();
     if !a.run.quiet {
-        eprintln!(
+        errln!(
             "{}: {} -> {} bytes ({:.3}x; payload {:.3}x), {} chunks, {:?} engine ({} threads), {:.1} MB/s",
-            a.input.display(),
+            input_name(&a.input),
             sum.original_len,
             sum.container_len,
             sum.original_len as f64 / sum.container_len.max(1) as f64,
@@ -478,26 +634,15 @@ fn decompress(a: DecompressArgs) -> Result<()> {
     // cannot be reopened)
     let (mut input, _) = open_input(&a.input)?;
     let mut head = [0u8; HEADER_BYTES];
-    let name = if a.input.as_os_str() == "-" {
-        "standard input".to_string()
-    } else {
-        a.input.display().to_string()
-    };
+    let name = input_name(&a.input);
     let n = read_up_to(&mut input, &mut head).with_context(|| format!("reading {name}"))?;
     let header = Header::parse(&head[..n]).with_context(|| name.clone())?;
     let input: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(input));
-    let codec = open_codec(
-        &header.algo,
-        Some(&a.model),
-        Some(header.block_bytes as usize),
-    )?;
-    let out_path = a.output.clone().unwrap_or_else(|| {
-        let s = a.input.to_string_lossy();
-        PathBuf::from(
-            s.strip_suffix(".gmcz")
-                .map_or_else(|| format!("{s}.out"), str::to_string),
-        )
-    });
+    let codec = open(&header.algo, &a.model, Some(header.block_bytes as usize))?;
+    let out_path = a
+        .output
+        .clone()
+        .unwrap_or_else(|| decompressed_name(&a.input));
     let (engine, device) = pick_engine(&a.run, codec.as_ref(), header.original_len, true)?;
     let output = Output::create(&out_path, a.run.force, Some(&a.input))?;
     let out = output.writer()?;
@@ -516,12 +661,12 @@ fn decompress(a: DecompressArgs) -> Result<()> {
         )
     });
     pb.finish_and_clear();
-    let sum = r.with_context(|| format!("decompressing {}", a.input.display()))?;
+    let sum = r.with_context(|| format!("decompressing {name}"))?;
     output.commit()?;
     if !a.run.quiet {
-        eprintln!(
+        errln!(
             "{}: {} -> {} bytes, {} chunks, {:?} engine, {:.1} MB/s",
-            a.input.display(),
+            name,
             sum.container_len,
             sum.original_len,
             sum.chunks,
@@ -537,11 +682,11 @@ fn info(input: &Path) -> Result<()> {
     let size = f.metadata()?.len();
     let r = BlockReader::open(f).with_context(|| input.display().to_string())?;
     let h = &r.header;
-    println!("algorithm      {}", h.algo);
-    println!("codec sha256   {}", hex::encode(h.identity));
-    println!("block          {} bytes", h.block_bytes);
-    println!("chunk          {} blocks", h.chunk_blocks);
-    println!(
+    outln!("algorithm      {}", h.algo)?;
+    outln!("codec sha256   {}", hex::encode(h.identity))?;
+    outln!("block          {} bytes", h.block_bytes)?;
+    outln!("chunk          {} blocks", h.chunk_blocks)?;
+    outln!(
         "packing        {}",
         if let Some(g) = h.group_log2 {
             format!(
@@ -554,23 +699,23 @@ fn info(input: &Path) -> Result<()> {
         } else {
             format!("length table, {} bits a block", h.len_width)
         }
-    );
-    println!("original       {} bytes", r.original_len);
-    println!(
+    )?;
+    outln!("original       {} bytes", r.original_len)?;
+    outln!(
         "container      {size} bytes ({:.3}x)",
         r.original_len as f64 / size as f64
-    );
-    println!("chunks         {}", r.entries.len());
-    println!("blocks         {}", r.blocks());
+    )?;
+    outln!("chunks         {}", r.entries.len())?;
+    outln!("blocks         {}", r.blocks())?;
     Ok(())
 }
 
 fn get(a: GetArgs) -> Result<()> {
     let f = File::open(&a.input).with_context(|| format!("cannot open {}", a.input.display()))?;
     let mut r = BlockReader::open(f).with_context(|| a.input.display().to_string())?;
-    let codec = open_codec(
+    let codec = open(
         &r.header.algo.clone(),
-        Some(&a.model),
+        &a.model,
         Some(r.header.block_bytes as usize),
     )?;
     let blocks = r.blocks();
@@ -591,7 +736,7 @@ fn get(a: GetArgs) -> Result<()> {
             .with_context(|| a.input.display().to_string())?;
         out.push_str(&format!("{i:>10} {}\n", hex::encode(b)));
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }
 
@@ -618,6 +763,32 @@ fn load_files(paths: &[PathBuf], limit: Option<usize>) -> Result<Vec<(PathBuf, V
 }
 
 fn bench_cmd(a: BenchArgs) -> Result<()> {
+    // the codecs (and the model set) first: a wrong --model fails before
+    // the files are read
+    let mut codecs: Vec<Box<dyn BulkCodec>> = Vec::new();
+    let mut notes = Vec::new();
+    for algo in &a.algos {
+        if algo == "mpc" && a.block_bytes.is_none_or(|b| b == 32) {
+            let kernel = match a.kernel.unwrap_or(KernelArg::Auto) {
+                KernelArg::Auto => Kernel::best(),
+                KernelArg::Avx2 => Kernel::Avx2,
+                KernelArg::Scalar => Kernel::Scalar,
+            };
+            let c = MpcBulk::load_with_kernel(model_path(&a.model), kernel)
+                .map_err(|e| model_hint(e.into(), algo, &a.model))?;
+            if c.kernel() != kernel {
+                bail!("this CPU cannot run the {} kernel", kernel.name());
+            }
+            notes.push(format!("mpc kernel: {}", c.kernel().name()));
+            codecs.push(Box::new(c));
+            continue;
+        }
+        match open_codec(algo, Some(model_path(&a.model)), a.block_bytes) {
+            Ok(c) => codecs.push(c),
+            Err(e @ bulk::BulkError::Unavailable { .. }) => notes.push(format!("skipped: {e}")),
+            Err(e) => return Err(model_hint(e.into(), algo, &a.model)),
+        }
+    }
     let files = load_files(&a.files, a.limit_mib)?;
     let n_files = files.len();
     let mut data: Vec<Vec<u8>> = files.into_iter().map(|(_, d)| d).collect();
@@ -630,38 +801,23 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
         bail!("nothing to time: the input holds 0 bytes");
     }
     let mb: f64 = data.iter().map(|d| d.len() as f64).sum::<f64>() / 1e6;
-    println!(
+    outln!(
         "{n_files} files, {mb:.1} MB, {} stream{}, {threads} threads",
         data.len(),
         if data.len() == 1 { "" } else { "s" }
-    );
+    )?;
+    for n in &notes {
+        outln!("{n}")?;
+    }
     let mut rows = Vec::new();
-    for algo in &a.algos {
-        if algo == "mpc" && a.block_bytes.is_none_or(|b| b == 32) {
-            let kernel = match a.kernel {
-                KernelArg::Auto => Kernel::best(),
-                KernelArg::Avx2 => Kernel::Avx2,
-                KernelArg::Scalar => Kernel::Scalar,
-            };
-            let c = MpcBulk::load_with_kernel(&a.model, kernel)?;
-            if c.kernel() != kernel {
-                bail!("this CPU cannot run the {} kernel", kernel.name());
-            }
-            println!("mpc kernel: {}", c.kernel().name());
-            rows.push(bench::run(&bench::Bulk(&c), &data, &pool)?);
-            continue;
-        }
-        match open_codec(algo, Some(&a.model), a.block_bytes) {
-            Ok(c) => rows.push(bench::run(&bench::Bulk(c.as_ref()), &data, &pool)?),
-            Err(e @ bulk::BulkError::Unavailable { .. }) => println!("skipped: {e}"),
-            Err(e) => return Err(e.into()),
-        }
+    for c in &codecs {
+        rows.push(bench::run(&bench::Bulk(c.as_ref()), &data, &pool)?);
     }
     rows.push(bench::run(&General::Lz4, &data, &pool)?);
     for l in &a.zstd {
         rows.push(bench::run(&General::Zstd(*l), &data, &pool)?);
     }
-    print!("{}", bench::render(&rows, threads));
+    out!("{}", bench::render(&rows, threads))?;
     if a.gpu {
         gpu_bench(&a, &data, &pool)?;
     }
@@ -675,18 +831,18 @@ fn gpu_bench(a: &BenchArgs, data: &[Vec<u8>], pool: &rayon::ThreadPool) -> Resul
     let mut rows = Vec::new();
     let mut adapter = None;
     for algo in &a.algos {
-        let codec = open_codec(algo, Some(&a.model), a.block_bytes)?;
+        let codec = open(algo, &a.model, a.block_bytes)?;
         if matches!(codec.gpu_kind(), bulk::GpuKind::None) {
-            println!("{algo}: no GPU kernels");
+            outln!("{algo}: no GPU kernels")?;
             continue;
         }
         let dev = bulk::gpu::open_engine(codec.as_ref(), a.gpu_adapter.as_deref())?;
         if adapter.is_none() {
             let (up, down) = gb::copy_bandwidth(&dev.gpu, 256 << 20, 3)?;
-            println!(
+            outln!(
                 "\nGPU engine on {}: host->device {up:.2} GB/s, device->host {down:.2} GB/s (256 MiB copies)",
                 dev.gpu.adapter
-            );
+            )?;
             adapter = Some(dev.gpu.adapter.clone());
         }
         let mut cpu = Vec::new();
@@ -705,7 +861,7 @@ fn gpu_bench(a: &BenchArgs, data: &[Vec<u8>], pool: &rayon::ThreadPool) -> Resul
         })?;
         rows.push(gb::run(codec.as_ref(), &dev, &stream, &cpu, 2, pool)?);
     }
-    print!("{}", gb::render(&rows));
+    out!("{}", gb::render(&rows))?;
     Ok(())
 }
 
@@ -714,7 +870,26 @@ fn gpu_bench(_: &BenchArgs, _: &[Vec<u8>], _: &rayon::ThreadPool) -> Result<()> 
     bail!("this build has no GPU engine: build with `cargo build --release -p bulk --features gpu`")
 }
 
+/// A threshold as `calibrate` prints it.
+fn from_size(t: u64) -> String {
+    if t >= NEVER {
+        "never (not faster at any size measured)".to_string()
+    } else {
+        format!("from {t} bytes")
+    }
+}
+
 fn calibrate(a: CalibrateArgs) -> Result<()> {
+    // everything that can fail before the minutes of measuring: the
+    // calibration file, the codecs, the sample
+    let path = calibration_path(&a.calibration);
+    check_writable(&path)
+        .with_context(|| format!("calibration file {} cannot be written", path.display()))?;
+    let mut cal = Calibration::load(&path)?.unwrap_or_default();
+    let mut codecs = Vec::new();
+    for algo in &a.algos {
+        codecs.push(open(algo, &a.model, a.block_bytes)?);
+    }
     let files = load_files(&a.files, Some(1))?;
     let mut sample = Vec::new();
     for (_, d) in &files {
@@ -724,10 +899,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         }
     }
     let pool = pool(a.threads)?;
-    let path = calibration_path(&a.calibration);
-    let mut cal = Calibration::load(&path)?.unwrap_or_default();
-    for algo in &a.algos {
-        let codec = open_codec(algo, Some(&a.model), a.block_bytes)?;
+    for (algo, codec) in a.algos.iter().zip(&codecs) {
         let (c, rows) = pool.install(|| {
             engine::calibrate(
                 codec.as_ref(),
@@ -736,24 +908,30 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
                 a.reps as usize,
             )
         })?;
-        println!(
+        outln!(
             "{algo}: {} threads\n{:>10} {:>10} {:>10} {:>10} {:>10}   (MB/s, wall)",
-            c.threads, "bytes", "c 1T", "c NT", "d 1T", "d NT"
-        );
+            c.threads,
+            "bytes",
+            "c 1T",
+            "c NT",
+            "d 1T",
+            "d NT"
+        )?;
         for (s, cs, cp, ds, dp) in &rows {
             let mb = *s as f64 / 1e6;
-            println!(
+            outln!(
                 "{s:>10} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
                 mb / cs,
                 mb / cp,
                 mb / ds,
                 mb / dp
-            );
+            )?;
         }
-        println!(
-            "{algo}: parallel from {} bytes (compress), {} bytes (decompress)",
-            c.compress_threshold, c.decompress_threshold
-        );
+        outln!(
+            "{algo}: parallel compress {}; parallel decompress {}",
+            from_size(c.compress_threshold),
+            from_size(c.decompress_threshold)
+        )?;
         let mut c = c;
         if a.gpu {
             gpu_calibrate(&a, codec.as_ref(), &sample, &pool, &mut c)?;
@@ -767,9 +945,26 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         }
         cal.algos.insert(algo.clone(), c);
     }
-    cal.save(&path)?;
-    println!("saved {}", path.display());
+    save_calibration(&cal, &path)?;
+    outln!("saved {}", path.display())?;
     Ok(())
+}
+
+/// Write the calibration file whole or not at all (through a temporary
+/// file, as every output).
+fn save_calibration(cal: &Calibration, path: &Path) -> Result<()> {
+    let what = || format!("calibration file {}", path.display());
+    let text = toml::to_string(cal).with_context(what)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(what)?;
+    }
+    let output = Output::create(path, true, None).with_context(what)?;
+    let mut w = output.writer()?;
+    w.write_all(format!("# written by `mpc calibrate`; thresholds in bytes\n{text}").as_bytes())
+        .and_then(|()| w.flush())
+        .with_context(what)?;
+    drop(w);
+    output.commit()
 }
 
 #[cfg(feature = "gpu")]
@@ -782,7 +977,7 @@ fn list_adapters() -> Result<()> {
         );
     }
     for (i, a) in found.iter().enumerate() {
-        println!("[{i}] {a}  driver: {}", a.driver);
+        outln!("[{i}] {a}  driver: {}", a.driver)?;
     }
     Ok(())
 }
@@ -803,15 +998,15 @@ fn gpu_calibrate(
     use bulk::gpu::bench as gb;
     let algo = codec.algo();
     if matches!(codec.gpu_kind(), bulk::GpuKind::None) {
-        println!("{algo}: no GPU kernels; the GPU engine is never chosen for it");
+        outln!("{algo}: no GPU kernels; the GPU engine is never chosen for it")?;
         return Ok(());
     }
     let dev = bulk::gpu::open_engine(codec, a.gpu_adapter.as_deref())?;
     if dev.gpu.adapter.is_software() {
-        println!(
+        outln!(
             "{algo}: {} is a software adapter; not measured (`auto` never picks a software adapter)",
             dev.gpu.adapter
-        );
+        )?;
         return Ok(());
     }
     let (ct, dt, rows) = gb::calibrate(
@@ -822,21 +1017,30 @@ fn gpu_calibrate(
         a.reps as usize,
         pool,
     )?;
-    println!(
+    outln!(
         "{algo} on {}:\n{:>10} {:>10} {:>10} {:>10} {:>10}   (MB/s, wall, transfers included)",
-        dev.gpu.adapter, "bytes", "c CPU", "c GPU", "d CPU", "d GPU"
-    );
+        dev.gpu.adapter,
+        "bytes",
+        "c CPU",
+        "c GPU",
+        "d CPU",
+        "d GPU"
+    )?;
     for (s, cc, gc, cd, gd) in &rows {
         let mb = *s as f64 / 1e6;
-        println!(
+        outln!(
             "{s:>10} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
             mb / cc,
             mb / gc,
             mb / cd,
             mb / gd
-        );
+        )?;
     }
-    println!("{algo}: GPU from {ct} bytes (compress), {dt} bytes (decompress)");
+    outln!(
+        "{algo}: GPU compress {}; GPU decompress {}",
+        from_size(ct),
+        from_size(dt)
+    )?;
     c.gpu_compress_threshold = Some(ct);
     c.gpu_decompress_threshold = Some(dt);
     c.gpu_adapter = Some(dev.gpu.adapter.to_string());
@@ -856,4 +1060,33 @@ fn gpu_calibrate(
     _: &mut engine::AlgoCalibration,
 ) -> Result<()> {
     bail!("this build has no GPU engine: build with `cargo build --release -p bulk --features gpu`")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_are_printed_in_words() {
+        assert_eq!(from_size(131072), "from 131072 bytes");
+        assert!(from_size(NEVER).starts_with("never"));
+        assert!(!from_size(NEVER).contains(&NEVER.to_string()));
+    }
+
+    #[test]
+    fn decompressed_names() {
+        for (input, out) in [
+            ("-", "-"),
+            ("a/data.bin.gmcz", "a/data.bin"),
+            ("data.dat", "data.dat.out"),
+            (".gmcz", ".gmcz.out"),
+            ("x.GMCZ", "x.GMCZ.out"),
+        ] {
+            assert_eq!(
+                decompressed_name(Path::new(input)),
+                Path::new(out),
+                "{input}"
+            );
+        }
+    }
 }

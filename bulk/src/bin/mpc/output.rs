@@ -2,7 +2,9 @@
 //! in the target's directory, renamed over the target only when the
 //! command succeeds. On any error (or a panic) the temporary file is
 //! removed and the target is untouched, so a failed command leaves nothing
-//! behind and a mistaken one cannot destroy its own input.
+//! behind and a mistaken one cannot destroy its own input. On SIGINT,
+//! SIGTERM or SIGHUP the temporary file is removed too
+//! ([`crate::interrupt`]).
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -11,6 +13,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use tempfile::NamedTempFile;
 
+use crate::interrupt::{self, Registered};
+
 /// Where a command writes its output.
 pub enum Output {
     Stdout,
@@ -18,7 +22,9 @@ pub enum Output {
     /// is nothing in it to lose.
     Special(PathBuf),
     File {
+        // dropped first: the file is removed, then unregistered
         tmp: NamedTempFile,
+        registered: Registered,
         target: PathBuf,
     },
 }
@@ -108,6 +114,10 @@ impl Output {
             use std::os::unix::fs::PermissionsExt;
             b.permissions(fs::Permissions::from_mode(0o666));
         }
+        interrupt::watch().context("cannot watch for interrupts")?;
+        // the registry is held from before the file exists until it is
+        // registered: an interrupt in between still finds it
+        let mut pending = interrupt::pending();
         let tmp = b.tempfile_in(&dir).with_context(|| {
             format!(
                 "cannot create a temporary file in {} for {}",
@@ -115,7 +125,13 @@ impl Output {
                 target.display()
             )
         })?;
-        Ok(Output::File { tmp, target })
+        let registered = Registered::new(&mut pending, tmp.path());
+        drop(pending);
+        Ok(Output::File {
+            tmp,
+            registered,
+            target,
+        })
     }
 
     /// A buffered writer to the output.
@@ -138,13 +154,77 @@ impl Output {
 
     /// The command succeeded: move the data into place.
     pub fn commit(self) -> Result<()> {
-        if let Output::File { tmp, target } = self {
+        if let Output::File {
+            tmp,
+            registered,
+            target,
+        } = self
+        {
             tmp.as_file()
                 .sync_all()
                 .with_context(|| format!("writing {}", target.display()))?;
-            tmp.persist(&target)
-                .with_context(|| format!("cannot move the output into {}", target.display()))?;
+            // an interrupt either removes the temporary file before the
+            // rename or finds the output complete
+            let mut pending = interrupt::pending();
+            let r = tmp.persist(&target);
+            registered.release(&mut pending);
+            drop(pending);
+            r.with_context(|| format!("cannot move the output into {}", target.display()))?;
         }
         Ok(())
     }
+}
+
+/// Fail now, before any work, where [`Output::create`] and
+/// [`Output::commit`] could not write `target` later: it is a directory
+/// or a read-only file, or neither its directory nor the nearest existing
+/// directory above it takes a new file. Nothing is created or changed (a
+/// probe file is created and removed).
+pub fn check_writable(target: &Path) -> Result<()> {
+    match fs::metadata(target) {
+        Ok(m) if m.is_dir() => bail!("{} is a directory", target.display()),
+        Ok(m) if !is_special(&m) && m.permissions().readonly() => {
+            bail!("{} is read-only", target.display())
+        }
+        _ => {}
+    }
+    let target = fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+    let mut dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    while fs::symlink_metadata(dir).is_err() {
+        match dir.parent() {
+            Some(d) if !d.as_os_str().is_empty() => dir = d,
+            _ => {
+                dir = Path::new(".");
+                break;
+            }
+        }
+    }
+    if !dir.is_dir() {
+        bail!(
+            "cannot write {}: {} is not a directory",
+            target.display(),
+            dir.display()
+        );
+    }
+    interrupt::watch().context("cannot watch for interrupts")?;
+    let mut pending = interrupt::pending();
+    let probe = tempfile::Builder::new()
+        .prefix(".mpc-probe.")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| {
+            format!(
+                "cannot write {}: cannot create a file in {}",
+                target.display(),
+                dir.display()
+            )
+        })?;
+    let registered = Registered::new(&mut pending, probe.path());
+    drop(pending);
+    drop(probe);
+    drop(registered);
+    Ok(())
 }
