@@ -621,3 +621,34 @@ fn calibrate_checks_where_it_saves_first_and_says_never() {
     assert!(saved.contains("[mpc]"), "{saved}");
     assert_eq!(names(d.path()), ["a.bin", "cal.toml", "plain"]);
 }
+
+/// A container whose header names a block size its codec does not code
+/// (checksums valid: another writer, or damage) is refused naming the
+/// file and the header field, not a flag the user never passed.
+#[test]
+fn a_header_block_size_the_codec_does_not_code_names_file_and_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    std::fs::write(d.join("in.bin"), noise(4096, 7)).expect("write input");
+    ok(
+        &run(d, &["compress", "-a", "bdi", "in.bin", "-o", "in.gmcz"]),
+        "compress",
+    );
+    let mut c = std::fs::read(d.join("in.gmcz")).expect("read container");
+    c[60..64].copy_from_slice(&33u32.to_le_bytes());
+    let crc = bulk::format::crc32(&[&c[..80]]);
+    c[80..84].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(d.join("bad.gmcz"), &c).expect("write container");
+    let want = "bad.gmcz: header: block size 33 is not one `bdi` codes (32 or 128)";
+    for args in [
+        &["decompress", "bad.gmcz", "-o", "out.bin"][..],
+        &["get", "bad.gmcz", "--block", "0"][..],
+    ] {
+        let o = run(d, args);
+        assert!(!o.status.success(), "{args:?} accepted the container");
+        let e = stderr(&o);
+        assert!(e.contains(want), "{args:?}: {e}");
+        assert!(!e.contains("--block-bytes"), "{args:?}: {e}");
+    }
+    assert!(!d.join("out.bin").exists());
+}

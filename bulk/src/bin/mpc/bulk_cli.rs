@@ -111,6 +111,17 @@ fn open(
         .map_err(|e| model_hint(e.into(), algo, model))
 }
 
+/// The codec a container's header names, with the model set of `--model`;
+/// an error names the container (`what`) and the header field.
+fn open_for_header(
+    header: &Header,
+    model: &Option<PathBuf>,
+    what: &str,
+) -> Result<Box<dyn BulkCodec>> {
+    bulk::open_codec_for(header, Some(model_path(model)))
+        .map_err(|e| model_hint(anyhow!("{what}: {e}"), &header.algo, model))
+}
+
 #[derive(Args)]
 pub struct RunArgs {
     /// Engine: auto picks by size using the calibration file.
@@ -638,7 +649,7 @@ fn decompress(a: DecompressArgs) -> Result<()> {
     let n = read_up_to(&mut input, &mut head).with_context(|| format!("reading {name}"))?;
     let header = Header::parse(&head[..n]).with_context(|| name.clone())?;
     let input: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head).chain(input));
-    let codec = open(&header.algo, &a.model, Some(header.block_bytes as usize))?;
+    let codec = open_for_header(&header, &a.model, &name)?;
     let out_path = a
         .output
         .clone()
@@ -713,11 +724,7 @@ fn info(input: &Path) -> Result<()> {
 fn get(a: GetArgs) -> Result<()> {
     let f = File::open(&a.input).with_context(|| format!("cannot open {}", a.input.display()))?;
     let mut r = BlockReader::open(f).with_context(|| a.input.display().to_string())?;
-    let codec = open(
-        &r.header.algo.clone(),
-        &a.model,
-        Some(r.header.block_bytes as usize),
-    )?;
+    let codec = open_for_header(&r.header, &a.model, &a.input.display().to_string())?;
     let blocks = r.blocks();
     let end = a.block.checked_add(a.count).filter(|&e| e <= blocks);
     let Some(end) = end else {
