@@ -285,7 +285,7 @@ pub fn blocks(
     out.truncate(n);
     if let Some(dir) = corpus {
         let want = n.saturating_sub(out.len()) / 3;
-        let classes = crate::vectors::corpus_classes(dir)?.len();
+        let classes = crate::vectors::usable_corpus(dir, p.block_bytes())?.len();
         if want > 0 {
             let per = want.div_ceil(classes);
             for (name, bl) in crate::vectors::corpus_samples(dir, p.block_bytes(), per, &mut rng)? {

@@ -257,7 +257,7 @@ pub fn blocks(
     }
     let mut files: Vec<Vec<u8>> = Vec::new();
     if let Some(dir) = corpus {
-        for (_, paths) in crate::vectors::corpus_classes(dir)? {
+        for (_, paths) in crate::vectors::usable_corpus(dir, bb)? {
             for p in paths {
                 let d = crate::vectors::corpus_data(&p)?;
                 if d.len() >= bb {

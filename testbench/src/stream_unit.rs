@@ -337,7 +337,10 @@ pub fn run_and_check(
         .args(&r.plusargs)
         .current_dir(&dir);
     let t_sim = std::time::Instant::now();
-    let log = run_tool(&mut c, r.sim, "run")?;
+    let spinner = tools::progress::spinner(&format!("cosim {} {}: {} vectors", r.sim, r.unit, r.n));
+    let log = run_tool(&mut c, r.sim, "run");
+    spinner.finish_and_clear();
+    let log = log?;
     let sim_seconds = t_sim.elapsed().as_secs_f64();
     std::fs::write(dir.join("sim.log"), &log).map_err(io("sim.log"))?;
     let text = std::fs::read_to_string(&out_path).map_err(io(out_path.display()))?;
@@ -458,8 +461,8 @@ pub enum SimArg {
 pub struct StreamArgs {
     #[arg(long, value_enum, default_value = "both")]
     pub sim: SimArg,
-    /// Vectors per unit (at least 1).
-    #[arg(long, short, default_value_t = 1000, value_parser = at_least_one)]
+    /// Vectors per unit (1 to 10,000,000).
+    #[arg(long, short, default_value_t = 1000, value_parser = block_count)]
     pub blocks: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -565,8 +568,37 @@ pub fn error_text(e: &anyhow::Error) -> String {
     out
 }
 
-/// Command-line parser of a count that must be at least 1 (`--blocks`,
-/// `--jobs`).
+/// The most vectors a co-simulation runs per unit (`--blocks`). Every
+/// vector, its golden expectation, its line in the simulator's input file
+/// and the simulator's output record are kept for the whole run (an MPC
+/// compressor run: about 250 bytes of memory and 150 bytes of disk per
+/// vector, 2.5 GB and 1.5 GB at this limit), so a run needs memory and
+/// disk in proportion to its vectors: more than this is refused rather
+/// than left to exhaust them. For more coverage, run several seeds.
+pub const MAX_BLOCKS: usize = 10_000_000;
+
+/// Command-line parser of a vector count (`--blocks`): from 1 to
+/// [`MAX_BLOCKS`].
+pub fn block_count(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        // a whole number, maybe too large for usize: compare as text first
+        let digits = t.trim_start_matches('0');
+        let max = MAX_BLOCKS.to_string();
+        if digits.len() > max.len() || (digits.len() == max.len() && digits > max.as_str()) {
+            return Err(format!(
+                "{t} vectors is more than one run takes: at most {MAX_BLOCKS} per unit (every \
+                 vector, its expected output and the simulator's files are kept for the whole \
+                 run, about 250 bytes of memory and 150 bytes of disk per vector); run several \
+                 seeds (--seed) for more"
+            ));
+        }
+    }
+    at_least_one(s)
+}
+
+/// Command-line parser of a count that must be at least 1 (`--jobs`,
+/// `--batch`).
 pub fn at_least_one(s: &str) -> Result<usize, String> {
     let n: usize = s
         .trim()

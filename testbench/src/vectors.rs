@@ -128,6 +128,30 @@ pub fn corpus_classes(dir: &Path) -> Result<Vec<(String, Vec<PathBuf>)>, VectorE
     Ok(tools::corpus::files_by_class(dir)?)
 }
 
+/// [`corpus_classes`] less the files without a whole `block_bytes`-byte
+/// block: each is skipped with a warning on stderr (`cosim: warning: FILE:
+/// N bytes of data, shorter than one B-byte block; skipped`, once per
+/// file and process), as `train` does; a class left without files is left
+/// out. An error when no file holds a whole block.
+pub fn usable_corpus(
+    dir: &Path,
+    block_bytes: usize,
+) -> Result<Vec<(String, Vec<PathBuf>)>, VectorError> {
+    static WARNED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let (classes, short) = tools::corpus::usable_files_by_class(dir, block_bytes)?;
+    let mut warned = match WARNED.lock() {
+        Ok(w) => w,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    for s in short {
+        if !warned.contains(&s.path) {
+            eprintln!("cosim: warning: {s}");
+            warned.push(s.path);
+        }
+    }
+    Ok(classes)
+}
+
 /// The data of one corpus file: its bytes, or a `.npy` array's bytes in C
 /// order ([`golden::npy::read_data`]).
 pub fn corpus_data(path: &Path) -> Result<Vec<u8>, VectorError> {
@@ -139,7 +163,8 @@ pub type ClassBlocks = (String, Vec<Vec<u8>>);
 
 /// Per class, `per_class` blocks of `block_bytes` bytes, each from a random
 /// whole block of a random file of the class (files without a whole block
-/// are skipped; a class without any is left out). Classes sorted by name.
+/// are skipped with a warning, [`usable_corpus`]; a class without any is
+/// left out). Classes sorted by name.
 pub fn corpus_samples(
     dir: &Path,
     block_bytes: usize,
@@ -147,7 +172,7 @@ pub fn corpus_samples(
     rng: &mut Rng,
 ) -> Result<Vec<ClassBlocks>, VectorError> {
     let mut out = Vec::new();
-    for (class, paths) in corpus_classes(dir)? {
+    for (class, paths) in usable_corpus(dir, block_bytes)? {
         let mut files = Vec::with_capacity(paths.len());
         for p in &paths {
             let d = corpus_data(p)?;
@@ -496,7 +521,7 @@ pub fn compressor_vectors(
         }
     }
     if let Some(dir) = &cfg.corpus {
-        let classes = corpus_classes(dir)?;
+        let classes = usable_corpus(dir, BLOCK_BYTES)?;
         let total = (n * 55 / 100).min(n - v.len());
         let per = total / classes.len();
         for (ci, (class, files)) in classes.iter().enumerate() {

@@ -210,3 +210,155 @@ fn rtl_of_another_model_set_is_refused_before_simulating() {
     assert!(err.contains("generated from model set example"), "{err}");
     assert!(err.contains("mpc_compressor.v"), "{err}");
 }
+
+#[test]
+fn block_counts_above_the_limit_are_refused_before_anything_is_allocated() {
+    let example = models().join("example");
+    let m = example.to_str().expect("utf-8 path");
+    let limit = testbench::stream_unit::MAX_BLOCKS.to_string();
+    let over = (testbench::stream_unit::MAX_BLOCKS + 1).to_string();
+    for n in [
+        "18446744073709551615",
+        "18446744073709551616000",
+        "1000000000000",
+        over.as_str(),
+    ] {
+        assert_refused(
+            COSIM,
+            &[
+                "--model",
+                m,
+                "--sim",
+                "icarus",
+                "--no-corpus",
+                "--blocks",
+                n,
+            ],
+            &["--blocks", &limit, "per unit", "--seed"],
+        );
+        for family in ["magbdi", "dpc"] {
+            assert_refused(
+                COSIM,
+                &[family, "--sim", "icarus", "--no-corpus", "--blocks", n],
+                &["--blocks", &limit],
+            );
+        }
+        assert_refused(
+            COSIM,
+            &["mutate", "--design", "dpc", "--no-corpus", "--blocks", n],
+            &["--blocks", &limit],
+        );
+    }
+    // the limit itself parses
+    assert_eq!(
+        testbench::stream_unit::block_count(&limit),
+        Ok(testbench::stream_unit::MAX_BLOCKS)
+    );
+    assert_eq!(testbench::stream_unit::block_count("0010"), Ok(10));
+}
+
+#[test]
+fn a_corpus_file_shorter_than_a_block_is_warned_about_and_skipped() {
+    let dir = scratch("short-corpus");
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(corpus.join("int32")).expect("mkdir");
+    let data: Vec<u8> = (0..64 * 32u32)
+        .flat_map(|i| (i / 7).to_le_bytes())
+        .collect();
+    std::fs::write(corpus.join("int32/a.bin"), &data).expect("write");
+    std::fs::write(corpus.join("int32/tiny.bin"), [1u8; 20]).expect("write");
+    std::fs::write(corpus.join("empty.bin"), []).expect("write");
+    let mut tags = testbench::vectors::Tags::new();
+    let set = golden::mpc::ModelSet::load(&models().join("example")).expect("example set");
+    let v = testbench::vectors::compressor_vectors(
+        &set,
+        &testbench::vectors::GenConfig {
+            blocks: 3000,
+            seed: 1,
+            corpus: Some(corpus.clone()),
+        },
+        &mut tags,
+    )
+    .expect("vectors");
+    let id = tags.id("corpus/int32");
+    assert!(v.iter().filter(|x| x.tag == id).count() > 1000);
+    let classes = testbench::vectors::usable_corpus(&corpus, 32).expect("usable");
+    assert_eq!(classes.len(), 1, "{classes:?}");
+    assert_eq!(classes[0].1, [corpus.join("int32/a.bin")]);
+    // the binary says so (and runs, where Icarus is installed)
+    if !testbench::stream_unit::icarus_or_skip() {
+        return;
+    }
+    let c = corpus.to_str().expect("utf-8 path");
+    let (out, err) = run(
+        COSIM,
+        &[
+            "dpc",
+            "--sim",
+            "icarus",
+            "--unit",
+            "compressor",
+            "--blocks",
+            "60",
+            "--corpus",
+            c,
+        ],
+        &dir.join("build"),
+    );
+    assert!(out.status.success(), "{err}");
+    for f in ["tiny.bin", "empty.bin"] {
+        assert!(
+            err.lines().any(|l| l.starts_with("cosim: warning: ")
+                && l.contains(f)
+                && l.contains("shorter than one 128-byte block; skipped")),
+            "no warning about {f}: {err}"
+        );
+    }
+    // a corpus with no whole block at all is an error that says so
+    let bad = dir.join("bad");
+    std::fs::create_dir_all(&bad).expect("mkdir");
+    std::fs::write(bad.join("x.bin"), [1u8; 31]).expect("write");
+    let (out, err) = run(
+        COSIM,
+        &[
+            "--model",
+            models().join("example").to_str().expect("utf-8"),
+            "--sim",
+            "icarus",
+            "--unit",
+            "compressor",
+            "--blocks",
+            "50",
+            "--corpus",
+            bad.to_str().expect("utf-8"),
+        ],
+        &dir.join("build2"),
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("holds a whole 32-byte block"), "{err}");
+}
+
+#[test]
+fn progress_is_printed_as_plain_lines_when_stderr_is_not_a_terminal() {
+    if !testbench::stream_unit::icarus_or_skip() {
+        return;
+    }
+    let dir = scratch("plain-progress");
+    let example = models().join("example");
+    let out = Command::new(COSIM)
+        .args(["--model", example.to_str().expect("utf-8 path")])
+        .args(["--sim", "icarus", "--unit", "compressor", "--blocks", "200"])
+        .args(["--no-corpus", "--build"])
+        .arg(dir.join("build"))
+        .env(tools::progress::INTERVAL_ENV, "0")
+        .output()
+        .expect("cosim runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("cosim icarus compressor: ") && l.contains("/200 blocks (")),
+        "no plain progress line: {err}"
+    );
+    assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
+}

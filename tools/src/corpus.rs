@@ -92,8 +92,38 @@ pub enum CorpusError {
         expected: String,
         actual: String,
     },
+    #[error("{path}: none of its {files} data files holds a whole {block}-byte block")]
+    NoBlocks {
+        path: PathBuf,
+        files: usize,
+        block: usize,
+    },
     #[error(transparent)]
     Blocks(#[from] BlockFileError),
+}
+
+/// A data file with no whole block: left out of a corpus, with a warning
+/// ([`ShortFile`]'s text), by every tool that reads corpora.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShortFile {
+    pub path: PathBuf,
+    /// Its data bytes (a `.npy` array's, without the header).
+    pub bytes: u64,
+    /// The block size it is shorter than.
+    pub block: usize,
+}
+
+impl std::fmt::Display for ShortFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} byte{} of data, shorter than one {}-byte block; skipped",
+            self.path.display(),
+            self.bytes,
+            if self.bytes == 1 { "" } else { "s" },
+            self.block
+        )
+    }
 }
 
 /// One row of `MANIFEST.tsv`.
@@ -281,8 +311,12 @@ pub struct App {
 #[derive(Clone, Debug)]
 pub struct Corpus {
     pub dir: PathBuf,
+    /// The manifest (without one: a row per data file that has a block).
     pub manifest: Manifest,
+    /// Every file with at least one whole 32-byte block.
     pub apps: Vec<App>,
+    /// The files left out for having no whole block (warn about each).
+    pub skipped: Vec<ShortFile>,
 }
 
 impl Corpus {
@@ -316,6 +350,7 @@ impl Corpus {
         };
         let mut entries = Vec::with_capacity(files.len());
         let mut apps = Vec::with_capacity(files.len());
+        let mut skipped = Vec::new();
         for (line, f) in files.iter().enumerate() {
             let raw = std::fs::read(f).map_err(|source| CorpusError::Io {
                 path: f.clone(),
@@ -324,6 +359,14 @@ impl Corpus {
             let bytes = raw.len() as u64;
             let sha = hex::encode(&Sha256::digest(&raw)[..8]);
             let mut data = golden::npy::data_of(raw, f).map_err(BlockFileError::from)?;
+            if data.len() < BLOCK_BYTES {
+                skipped.push(ShortFile {
+                    path: f.clone(),
+                    bytes: data.len() as u64,
+                    block: BLOCK_BYTES,
+                });
+                continue;
+            }
             data.truncate(data.len() - data.len() % BLOCK_BYTES);
             let blocks =
                 blocks_of::<BLOCK_BYTES>(&data, false).map_err(|_| BlockFileError::Empty {
@@ -351,7 +394,14 @@ impl Corpus {
             apps.push(App { entry, blocks });
         }
         if apps.is_empty() {
-            return Err(CorpusError::NoData(dir));
+            if skipped.is_empty() {
+                return Err(CorpusError::NoData(dir));
+            }
+            return Err(CorpusError::NoBlocks {
+                path: path.to_path_buf(),
+                files: skipped.len(),
+                block: BLOCK_BYTES,
+            });
         }
         Ok(Corpus {
             dir,
@@ -360,7 +410,16 @@ impl Corpus {
                 entries,
             },
             apps,
+            skipped,
         })
+    }
+
+    /// Print a warning on stderr, prefixed with `tool`, for every file left
+    /// out for having no whole block.
+    pub fn warn_skipped(&self, tool: &str) {
+        for s in &self.skipped {
+            eprintln!("{tool}: warning: {s}");
+        }
     }
 
     /// True when the corpus came without labels.
@@ -372,6 +431,7 @@ impl Corpus {
     pub fn load(dir: &Path) -> Result<Corpus, CorpusError> {
         let manifest = Manifest::load(dir)?;
         let mut apps = Vec::with_capacity(manifest.entries.len());
+        let mut skipped = Vec::new();
         for e in &manifest.entries {
             let path = dir.join(&e.file);
             let data = std::fs::read(&path).map_err(|source| CorpusError::Io {
@@ -396,6 +456,14 @@ impl Corpus {
             // a .npy array's bytes in C order; the manifest's size and hash
             // are the file's
             let data = golden::npy::data_of(data, &path).map_err(BlockFileError::from)?;
+            if data.len() < BLOCK_BYTES {
+                skipped.push(ShortFile {
+                    path,
+                    bytes: data.len() as u64,
+                    block: BLOCK_BYTES,
+                });
+                continue;
+            }
             let blocks = blocks_of::<BLOCK_BYTES>(&data, false).map_err(|err| match err {
                 BlockFileError::Ragged {
                     size, block, rest, ..
@@ -420,6 +488,7 @@ impl Corpus {
             dir: dir.to_path_buf(),
             manifest,
             apps,
+            skipped,
         })
     }
 
@@ -433,6 +502,7 @@ impl Corpus {
                 entries,
             },
             apps,
+            skipped: Vec::new(),
         }
     }
 }
@@ -502,6 +572,70 @@ pub fn files_by_class(path: &Path) -> Result<Vec<(String, Vec<PathBuf>)>, Corpus
         v.sort();
     }
     Ok(classes)
+}
+
+/// The bytes of memory data in `path`: a `.npy` array's data (without its
+/// header), any other file's size; only the header is read.
+pub fn data_len(path: &Path) -> Result<u64, CorpusError> {
+    use std::io::Read;
+    let io = |source| CorpusError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut head = Vec::new();
+    file.take(golden::npy::MAX_HEADER as u64 + 12)
+        .read_to_end(&mut head)
+        .map_err(io)?;
+    if golden::npy::is_npy(&head) || path.extension().is_some_and(|x| x == "npy") {
+        let (data_at, _) = golden::npy::header(&head, len, path).map_err(BlockFileError::from)?;
+        Ok(len.saturating_sub(data_at as u64))
+    } else {
+        Ok(len)
+    }
+}
+
+/// Data files by class: `(class, files)`, classes sorted by name.
+pub type ClassFiles = Vec<(String, Vec<PathBuf>)>;
+
+/// [`files_by_class`] less the files with no whole `block`-byte block
+/// (returned apart, to be warned about); a class left without files is
+/// left out. An error when no file is left.
+pub fn usable_files_by_class(
+    path: &Path,
+    block: usize,
+) -> Result<(ClassFiles, Vec<ShortFile>), CorpusError> {
+    let mut short = Vec::new();
+    let mut classes = Vec::new();
+    let mut files_seen = 0;
+    for (class, files) in files_by_class(path)? {
+        let mut keep = Vec::with_capacity(files.len());
+        for f in files {
+            files_seen += 1;
+            let bytes = data_len(&f)?;
+            if bytes < block as u64 {
+                short.push(ShortFile {
+                    path: f,
+                    bytes,
+                    block,
+                });
+            } else {
+                keep.push(f);
+            }
+        }
+        if !keep.is_empty() {
+            classes.push((class, keep));
+        }
+    }
+    if classes.is_empty() {
+        return Err(CorpusError::NoBlocks {
+            path: path.to_path_buf(),
+            files: files_seen,
+            block,
+        });
+    }
+    Ok((classes, short))
 }
 
 /// Every data file of a corpus ([`files_by_class`] without the classes),

@@ -90,9 +90,9 @@ fn render(
 }
 
 fn write(path: &Path, png: &[u8]) -> Result<(), PlotError> {
-    std::fs::write(path, png).map_err(|source| PlotError::Io {
-        path: path.to_path_buf(),
-        source,
+    crate::output::write_atomic(path, png).map_err(|e| PlotError::Io {
+        path: e.path,
+        source: e.source,
     })
 }
 

@@ -19,7 +19,7 @@ use testbench::dpc::{parse_unit, DpcConfig};
 use testbench::magbdi::MagBdiConfig;
 use testbench::mutate::MutateConfig;
 use testbench::run::{self, Config};
-use testbench::stream_unit::{self, at_least_one, probability, StreamArgs};
+use testbench::stream_unit::{self, at_least_one, block_count, probability, StreamArgs};
 use testbench::{rtl, sim, Simulator, Unit};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -124,8 +124,8 @@ struct MutateArgs {
     /// man-compressor, decompressor, truc-decompressor (DPC).
     #[arg(long, default_value = "all")]
     unit: String,
-    /// Vectors per mutant run (at least 1).
-    #[arg(long, short, default_value_t = 2000, value_parser = at_least_one)]
+    /// Vectors per mutant run (1 to 10,000,000).
+    #[arg(long, short, default_value_t = 2000, value_parser = block_count)]
     blocks: usize,
     /// At most this many mutants per unit, drawn with the seed [default:
     /// every single mutation].
@@ -195,8 +195,8 @@ struct MpcArgs {
     /// compressor into the decompressor.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     unit: Vec<UnitArg>,
-    /// Vectors per unit (at least 1).
-    #[arg(long, short, default_value_t = 10_000, value_parser = at_least_one)]
+    /// Vectors per unit (1 to 10,000,000).
+    #[arg(long, short, default_value_t = 10_000, value_parser = block_count)]
     blocks: usize,
     /// Seed of every random choice (vectors, stalls, resets).
     #[arg(long, default_value_t = 1)]

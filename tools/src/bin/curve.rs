@@ -12,6 +12,7 @@ use clap::Parser;
 
 use golden::mpc::{ModelSet, Selection};
 use tools::corpus::{Corpus, Split};
+use tools::output::{write_atomic, wrote};
 use tools::plot::{write_line_chart, Line, LineChart};
 use tools::train::eval::{evaluate, Summary};
 
@@ -120,7 +121,10 @@ fn area(rtl: &Path, set_dir: &Path, abc: &str) -> Result<(f64, Option<f64>)> {
 
 /// This command line as `curve ARGS`.
 fn command_line() -> String {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     format!("curve {}", args.join(" "))
 }
 
@@ -135,13 +139,14 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     let corpus = Corpus::load(&cli.corpus)
         .with_context(|| format!("loading corpus {}", cli.corpus.display()))?;
+    corpus.warn_skipped("curve");
     let split = Split::paper(&corpus, cli.seed);
     let all: Vec<&PathBuf> = cli.sets.iter().chain(&cli.reference).collect();
-    let pb = tools::progress::bar(all.len() as u64, "sets", "");
+    let pb = tools::progress::bar(all.len() as u64, "sets", "curve: evaluating");
     let mut points = Vec::new();
     let mut missing = Vec::new();
     for dir in &all {
-        pb.set_message(dir.display().to_string());
+        pb.set_message(format!("curve: evaluating {}", dir.display()));
         let set =
             ModelSet::load(dir).with_context(|| format!("loading model set {}", dir.display()))?;
         let tallies = evaluate(&set, &corpus, &split, |_| {});
@@ -233,8 +238,11 @@ fn main() -> Result<()> {
             p.decomp
         );
     }
-    let md_path = cli.out.with_extension("md");
-    std::fs::write(&md_path, &md).with_context(|| format!("writing {}", md_path.display()))?;
+    if let Some(d) = cli.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    let md_path = PathBuf::from(format!("{}.md", cli.out.display()));
+    write_atomic(&md_path, md.as_bytes())?;
 
     let mut lines: Vec<Line> = Vec::new();
     for (r, pts) in &by_rule {
@@ -256,7 +264,7 @@ fn main() -> Result<()> {
             labels: vec![format!(" {}", r.label), format!(" {}", r.label)],
         });
     }
-    let png_path = cli.out.with_extension("png");
+    let png_path = PathBuf::from(format!("{}.png", cli.out.display()));
     write_line_chart(
         &png_path,
         &LineChart {
@@ -267,6 +275,7 @@ fn main() -> Result<()> {
         },
     )?;
     print!("{md}");
-    println!("wrote {}, {}", md_path.display(), png_path.display());
+    wrote(&md_path);
+    wrote(&png_path);
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! directory with `model.toml`, `report.md` and RE heatmaps.
 //! See docs/spec/training.md.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -13,6 +13,7 @@ use golden::mpc::ModelSet;
 use indicatif::ProgressBar;
 use tools::corpus::{Corpus, Split};
 use tools::eval::fmt_ratio;
+use tools::output::{write_atomic, wrote};
 use tools::train::cluster::ClusterOptions;
 use tools::train::eval::{evaluate, Summary, Tally};
 use tools::train::report::{render, summary_line, Compared, ReportInput};
@@ -30,6 +31,32 @@ enum Preset {
     Int32,
     /// One predictor trained on fp32 only.
     Fp32,
+}
+
+/// The depth limit of type-group sets (`--preset`, `--groups`) unless
+/// `--max-depth` says otherwise: the decompressor restores one tree level
+/// per step, so the depth bounds its restoration latency.
+const GROUP_MAX_DEPTH: usize = 4;
+
+/// A `--max-depth` value: a depth of at least 1, or no limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DepthArg {
+    Limit(usize),
+    Unbounded,
+}
+
+fn depth_arg(s: &str) -> Result<DepthArg, String> {
+    let s = s.trim();
+    if s == "unbounded" {
+        return Ok(DepthArg::Unbounded);
+    }
+    match s.parse::<usize>() {
+        Ok(0) => Err("a max depth must be at least 1 (or `unbounded`)".to_string()),
+        Ok(d) => Ok(DepthArg::Limit(d)),
+        Err(_) => Err(format!(
+            "`{s}` is neither a depth (a whole number from 1) nor `unbounded`"
+        )),
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -67,8 +94,10 @@ enum CostArg {
         (entropy order, every 4th application unseen, 80/20 seeded block split of the rest; \
         mixed/workload evaluation-only), trains one predictor per group (ratio entropy -> \
         minimum spanning tree -> ratio factors -> greedy joint-zero reorder) and writes \
-        OUT/model.toml, OUT/report.md and OUT/re-GROUP.png. Same input, same flags: \
-        byte-identical model.toml."
+        OUT/model.toml, OUT/report.md and OUT/re-GROUP.png, printing each file it wrote. \
+        Retraining into OUT replaces the heatmaps of the predictors the set no longer has \
+        (those named in the model.toml it replaces), and a model.toml that train did not \
+        write is never replaced. Same input, same flags: byte-identical files."
 )]
 struct Cli {
     /// Corpus: a directory holding MANIFEST.tsv (labelled), or a directory
@@ -120,9 +149,11 @@ struct Cli {
     /// Provenance date (fixed default so reruns are byte-identical).
     #[arg(long, default_value = "2026-11-21")]
     date: String,
-    /// Longest base chain (decompressor latency); default unbounded.
-    #[arg(long)]
-    max_depth: Option<usize>,
+    /// Longest base chain (the decompressor restores one tree level per
+    /// step): a depth from 1, or `unbounded` [default: 4 for the type
+    /// groups of --preset and --groups, unbounded with --predictors].
+    #[arg(long, value_parser = depth_arg)]
+    max_depth: Option<DepthArg>,
     /// Root of each tree: lowest byte entropy, or the MST centre.
     #[arg(long, value_enum, default_value = "entropy")]
     root: RootArg,
@@ -153,13 +184,59 @@ struct Cli {
     /// e.g. "1,2,3,4,6,8".
     #[arg(long, value_delimiter = ',')]
     depth_sweep: Vec<usize>,
-    /// Skip evaluation and report.md (model.toml and heatmaps only).
+    /// Skip evaluation and report.md (model.toml and heatmaps only; a
+    /// report.md train wrote before is removed, as it describes another set).
     #[arg(long)]
     no_report: bool,
 }
 
 fn bar(len: u64, msg: &str) -> ProgressBar {
     tools::progress::bar(len, "steps", msg)
+}
+
+/// The depth limit the flags give: `--max-depth`, else 4 for type groups
+/// and none for `--predictors`.
+fn max_depth(cli: &Cli) -> Option<usize> {
+    match cli.max_depth {
+        Some(DepthArg::Limit(d)) => Some(d),
+        Some(DepthArg::Unbounded) => None,
+        None if cli.predictors.is_some() => None,
+        None => Some(GROUP_MAX_DEPTH),
+    }
+}
+
+/// The first line of every model.toml train writes (before the set name).
+const TRAINED_MARK: &str = "# MPC model set `";
+const TRAINED_BY: &str = "TRAINED by `train`";
+
+/// The predictor names of the set train wrote into `out` before (its
+/// model.toml), so that their heatmaps can be replaced; an error when
+/// `out/model.toml` exists but train did not write it.
+fn previous_predictors(out: &Path) -> Result<Vec<String>> {
+    let path = out.join(MODEL_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let first = text.lines().next().unwrap_or_default();
+    if !(first.starts_with(TRAINED_MARK) && first.contains(TRAINED_BY)) {
+        bail!(
+            "{} exists and was not written by train (a hand-made or edited set); train does \
+             not replace it: choose another --out, or move it away first",
+            path.display()
+        );
+    }
+    // A set that no longer loads (another version's format) leaves its
+    // heatmaps in place: only names read from a loaded set are removed.
+    Ok(ModelSet::parse(&text, &path.display().to_string())
+        .map(|set| set.predictors.iter().map(|p| p.name.clone()).collect())
+        .unwrap_or_default())
+}
+
+/// The heatmap file of predictor `name`.
+fn heatmap_file(name: &str) -> String {
+    format!("re-{name}.png")
 }
 
 fn options(cli: &Cli) -> TrainOptions {
@@ -178,7 +255,7 @@ fn options(cli: &Cli) -> TrainOptions {
         },
         prune: !cli.no_prune,
         train_reorder: !cli.identity_reorder,
-        max_depth: cli.max_depth,
+        max_depth: max_depth(cli),
         stats_sample: cli.stats_sample.max(1),
         reorder_sample: cli.reorder_sample.max(1),
     }
@@ -232,17 +309,19 @@ fn main() -> Result<()> {
         check_name(&g.name)
             .map_err(|problem| anyhow!("group name {:?} (--groups): {problem}", g.name))?;
     }
-    if cli.max_depth == Some(0) || cli.depth_sweep.contains(&0) {
+    if cli.depth_sweep.contains(&0) {
         bail!("a max depth must be at least 1");
     }
+    let previous = previous_predictors(&cli.out)?;
 
-    let spinner = ProgressBar::new_spinner();
-    spinner.set_message(format!("loading corpus {}", cli.corpus.display()));
-    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let spinner =
+        tools::progress::spinner(&format!("train: loading corpus {}", cli.corpus.display()));
     let corpus = Corpus::open(&cli.corpus)
-        .with_context(|| format!("loading corpus {}", cli.corpus.display()))?;
+        .with_context(|| format!("loading corpus {}", cli.corpus.display()));
+    spinner.finish_and_clear();
+    let corpus = corpus?;
+    corpus.warn_skipped("train");
     if corpus.unlabelled() && cli.predictors.is_none() {
-        spinner.finish_and_clear();
         bail!(
             "{} has no MANIFEST.tsv: its {} file(s) are unlabelled, and the type groups \
              (--preset, --groups) need labels; train with --predictors K",
@@ -250,9 +329,7 @@ fn main() -> Result<()> {
             corpus.apps.len()
         );
     }
-    spinner.set_message("splitting (entropy order, 80/20)");
     let split = Split::paper(&corpus, cli.seed);
-    spinner.finish_and_clear();
     let t_load = t0.elapsed();
 
     let opts = options(&cli);
@@ -281,9 +358,9 @@ fn main() -> Result<()> {
         Some(k) => k as u64 - 1 + cli.cluster_rounds as u64,
         None => groups.len() as u64,
     };
-    let pb = bar(steps, "training");
+    let pb = bar(steps, "train: training");
     let (set, trained) = train::train_set(&corpus, &split, &spec, &opts, |m| {
-        pb.set_message(m.to_string());
+        pb.set_message(format!("train: {m}"));
         pb.inc(1);
     })?;
     pb.finish_and_clear();
@@ -292,7 +369,7 @@ fn main() -> Result<()> {
     // Round trip through the loader before anything is written.
     let text = set.to_toml()?;
     let header = format!(
-        "# MPC model set `{name}`: TRAINED by `train` (docs/spec/training.md); do not edit by \
+        "{TRAINED_MARK}{name}`: {TRAINED_BY} (docs/spec/training.md); do not edit by \
          hand, retrain.\n# Format: docs/spec/model-format.md. Report: report.md next to this \
          file.\n"
     );
@@ -302,18 +379,13 @@ fn main() -> Result<()> {
     if back != set {
         bail!("internal error: the trained set changed on a load round trip");
     }
-    std::fs::create_dir_all(&cli.out).with_context(|| format!("creating {}", cli.out.display()))?;
-    let model_path = cli.out.join(MODEL_FILE);
-    std::fs::write(&model_path, &text)
-        .with_context(|| format!("writing {}", model_path.display()))?;
     let mut heatmaps = Vec::new();
     for t in &trained {
-        let file = format!("re-{}.png", t.predictor.name);
-        let path = cli.out.join(&file);
-        heatmap::write_re_heatmap(&t.stats, 32, &t.predictor.name, &path)
-            .with_context(|| format!("writing {}", path.display()))?;
-        heatmaps.push(file);
+        let png = heatmap::re_heatmap_png(&t.stats, 32, &t.predictor.name)
+            .with_context(|| format!("drawing the heatmap of {}", t.predictor.name))?;
+        heatmaps.push((heatmap_file(&t.predictor.name), png));
     }
+    let model_path = cli.out.join(MODEL_FILE);
     eprintln!(
         "{}: {} predictors; load+split {:.1}s, training {:.1}s",
         model_path.display(),
@@ -321,51 +393,104 @@ fn main() -> Result<()> {
         t_load.as_secs_f64(),
         t_train.as_secs_f64()
     );
-    if cli.no_report {
-        return Ok(());
-    }
 
-    let t2 = Instant::now();
-    let tallies = eval_tallies(&set, &corpus, &split, &name);
-    let mut compared_sets = Vec::new();
-    for c in &cli.compare {
-        let s = ModelSet::load(c).with_context(|| format!("loading {}", c.display()))?;
-        let t = eval_tallies(&s, &corpus, &split, &s.name);
-        compared_sets.push((s.name.clone(), t));
+    // The report is made before anything is written: a failure leaves the
+    // set in --out as it was.
+    let report = if cli.no_report {
+        None
+    } else {
+        let t2 = Instant::now();
+        let tallies = eval_tallies(&set, &corpus, &split, &format!("train: evaluating {name}"));
+        let mut compared_sets = Vec::new();
+        for c in &cli.compare {
+            let s = ModelSet::load(c).with_context(|| format!("loading {}", c.display()))?;
+            let t = eval_tallies(
+                &s,
+                &corpus,
+                &split,
+                &format!("train: evaluating {}", s.name),
+            );
+            compared_sets.push((s.name.clone(), t));
+        }
+        let compared: Vec<Compared> = compared_sets
+            .iter()
+            .map(|(n, t)| Compared {
+                name: n.clone(),
+                tallies: t,
+            })
+            .collect();
+        let extra = depth_sweep(&cli, &corpus, &split, &spec, &opts)?;
+        let command = format!(
+            "cargo run --release -p tools --bin train -- {}",
+            std::env::args_os()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let heatmap_names: Vec<String> = heatmaps.iter().map(|(f, _)| f.clone()).collect();
+        let md = render(&ReportInput {
+            set: &set,
+            trained: &trained,
+            corpus: &corpus,
+            split: &split,
+            tallies: &tallies,
+            compared: &compared,
+            command: &command,
+            heatmaps: &heatmap_names,
+            extra: &extra,
+        });
+        let sum = Summary::of(&corpus, &split, &tallies);
+        Some((md, summary_line(&sum), t2.elapsed().as_secs_f64()))
+    };
+
+    std::fs::create_dir_all(&cli.out).with_context(|| format!("creating {}", cli.out.display()))?;
+    write_atomic(&model_path, text.as_bytes())?;
+    wrote(&model_path);
+    for (file, png) in &heatmaps {
+        let path = cli.out.join(file);
+        write_atomic(&path, png)?;
+        wrote(&path);
     }
-    let compared: Vec<Compared> = compared_sets
-        .iter()
-        .map(|(n, t)| Compared {
-            name: n.clone(),
-            tallies: t,
-        })
-        .collect();
-    let extra = depth_sweep(&cli, &corpus, &split, &spec, &opts)?;
-    let command = format!(
-        "cargo run --release -p tools --bin train -- {}",
-        std::env::args().skip(1).collect::<Vec<_>>().join(" ")
-    );
-    let md = render(&ReportInput {
-        set: &set,
-        trained: &trained,
-        corpus: &corpus,
-        split: &split,
-        tallies: &tallies,
-        compared: &compared,
-        command: &command,
-        heatmaps: &heatmaps,
-        extra: &extra,
-    });
+    // The heatmaps of predictors the replaced set had and this one has not.
+    for old in &previous {
+        if set.predictors.iter().any(|p| &p.name == old) {
+            continue;
+        }
+        let path = cli.out.join(heatmap_file(old));
+        match std::fs::remove_file(&path) {
+            Ok(()) => println!(
+                "removed {} (a predictor of the replaced set)",
+                path.display()
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+        }
+    }
     let report_path = cli.out.join("report.md");
-    std::fs::write(&report_path, md)
-        .with_context(|| format!("writing {}", report_path.display()))?;
-    let sum = Summary::of(&corpus, &split, &tallies);
-    eprintln!(
-        "{}: {} (evaluation {:.1}s)",
-        report_path.display(),
-        summary_line(&sum),
-        t2.elapsed().as_secs_f64()
-    );
+    match report {
+        Some((md, summary, seconds)) => {
+            write_atomic(&report_path, md.as_bytes())?;
+            wrote(&report_path);
+            eprintln!(
+                "{}: {summary} (evaluation {seconds:.1}s)",
+                report_path.display()
+            );
+        }
+        None => {
+            // a report train wrote describes the replaced set
+            let ours =
+                std::fs::read_to_string(&report_path).is_ok_and(|t| t.starts_with("# Model set `"));
+            if ours {
+                std::fs::remove_file(&report_path)
+                    .with_context(|| format!("removing {}", report_path.display()))?;
+                println!(
+                    "removed {} (it described the replaced set; --no-report)",
+                    report_path.display()
+                );
+            }
+        }
+    }
     Ok(())
 }
 
@@ -396,7 +521,7 @@ fn depth_sweep(
         };
         let (set, _) = train::train_set(corpus, split, spec, &o, |_| {})?;
         let label = format!("depth {}", d.map_or("-".to_string(), |d| d.to_string()));
-        let t = eval_tallies(&set, corpus, split, &label);
+        let t = eval_tallies(&set, corpus, split, &format!("train: {label}"));
         let s = Summary::of(corpus, split, &t);
         let actual = set.predictors.iter().map(|p| p.depth()).max().unwrap_or(0);
         md.push_str(&format!(

@@ -50,8 +50,8 @@ pub fn write_re_heatmap(
     path: &std::path::Path,
 ) -> Result<(), PlotError> {
     let png = re_heatmap_png(stats, n, name)?;
-    std::fs::write(path, png).map_err(|source| PlotError::Io {
-        path: path.to_path_buf(),
-        source,
+    crate::output::write_atomic(path, &png).map_err(|e| PlotError::Io {
+        path: e.path,
+        source: e.source,
     })
 }
