@@ -134,6 +134,96 @@ fn unparsable_rule() {
 }
 
 #[test]
+fn byte_rules_are_read_only_in_their_one_written_form() {
+    // what `ByteRule`'s Display writes is all that is read: one spelling
+    // per rule
+    for bad in [
+        "04", "+4", "-0", "00", " 4", "4 ", "4 << 1", "4<< 1", "4 >>1", "4<<01", "4<<+1", "4>>-1",
+        "4<<0", "4>>0", "0x4", "4<<1<<1", "Root", " root", "",
+    ] {
+        let mut b = word_stride();
+        b[6] = bad.into();
+        let e = err_of(&with_bytes0(&as_refs(&b)));
+        assert_eq!(e.field(), Some("predictor[0].bytes[6]"), "{bad:?}: {e}");
+    }
+    let mut b = word_stride();
+    b[6] = "04".into();
+    assert_field(
+        &with_bytes0(&as_refs(&b)),
+        "predictor[0].bytes[6]",
+        "without sign, leading zero or spaces",
+    );
+    b[6] = "2<<0".into();
+    assert_field(
+        &with_bytes0(&as_refs(&b)),
+        "predictor[0].bytes[6]",
+        "write the base alone",
+    );
+    b[6] = "99999999999999999999".into();
+    assert_field(
+        &with_bytes0(&as_refs(&b)),
+        "predictor[0].bytes[6]",
+        "base 99999999999999999999 out of range",
+    );
+    // the canonical forms at the ends of their ranges
+    let mut b = word_stride();
+    b[4] = "0<<7".into();
+    b[5] = "0>>1".into();
+    b[6] = "31".into();
+    b[31] = "root".into();
+    b[8] = "10".into();
+    b[10] = "9<<1".into();
+    let text = with_bytes0(&as_refs(&b));
+    let set = ModelSet::parse(&text, "t").expect("canonical rules load");
+    let written: Vec<String> = set.predictors[0]
+        .bytes
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    assert_eq!(written, b, "rules are written back as read");
+}
+
+#[test]
+fn every_shipped_model_set_loads_and_writes_back_its_rules() {
+    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&models).expect("models/") {
+        let dir = entry.expect("entry").path();
+        if !dir.join("model.toml").is_file() {
+            continue;
+        }
+        let set = ModelSet::load(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let again = ModelSet::parse(&set.to_toml().expect("serialises"), "again")
+            .unwrap_or_else(|e| panic!("{} written back: {e}", dir.display()));
+        assert_eq!(again, set, "{}", dir.display());
+        n += 1;
+    }
+    assert!(n >= 7, "{n} model sets in {}", models.display());
+}
+
+#[test]
+fn predictor_names_must_differ() {
+    // the third predictor takes the first one's name
+    let text = GOOD.replacen("name = \"byte-stride\"", "name = \"word-stride\"", 1);
+    assert_field(&text, "predictor[2].name", "duplicate name");
+    let msg = err_of(&text).to_string();
+    assert!(msg.contains("predictor[0]"), "names the other: {msg}");
+    assert!(msg.contains("\"word-stride\""), "names the name: {msg}");
+    // names become file names: case does not make them differ
+    let text = GOOD.replacen("name = \"byte-stride\"", "name = \"Halfword-Stride\"", 1);
+    assert_field(&text, "predictor[2].name", "predictor[1]");
+    // nor may a predictor take the name of another model ID
+    for reserved in ["raw", "zero-block", "Same-Words"] {
+        let text = GOOD.replacen(
+            "name = \"halfword-stride\"",
+            &format!("name = \"{reserved}\""),
+            1,
+        );
+        assert_field(&text, "predictor[1].name", "not a predictor");
+    }
+}
+
+#[test]
 fn wrong_byte_count() {
     let b = word_stride();
     assert_field(

@@ -90,9 +90,11 @@ pub fn canonical_command(args: impl IntoIterator<Item = String>) -> String {
     out.join(" ")
 }
 
-/// [`canonical_command`] of this process's own command line.
+/// [`canonical_command`] of this process's own command line; an argument
+/// that is not UTF-8 (a file name) is written with U+FFFD in place of the
+/// bytes that are not.
 pub fn this_command() -> String {
-    canonical_command(std::env::args())
+    canonical_command(std::env::args_os().map(|a| a.to_string_lossy().into_owned()))
 }
 
 #[cfg(test)]

@@ -257,3 +257,218 @@ fn mpc_deeper_pipelines_are_described_and_recorded() {
         assert!(command.contains(flag), "{file}: {command}");
     }
 }
+
+/// Runs `gen args` in `cwd` with every argument as given (no `--out`
+/// added), standard output and error captured.
+fn gen_os(args: &[std::ffi::OsString], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gen"))
+        .args(args)
+        .current_dir(cwd)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("gen runs")
+}
+
+fn os(args: &[&str]) -> Vec<std::ffi::OsString> {
+    args.iter().map(|a| a.into()).collect()
+}
+
+#[test]
+fn paths_that_are_not_utf8_are_read_and_written() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let root = out_dir("not_utf8");
+    let set = root.join(OsStr::from_bytes(b"set-\xff"));
+    std::fs::create_dir_all(&set).expect("mkdir");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example/model.toml"),
+        set.join("model.toml"),
+    )
+    .expect("copy the example set");
+    let out = |name: &[u8]| root.join(OsStr::from_bytes(name));
+    let runs: [(Vec<std::ffi::OsString>, PathBuf, &[&str]); 3] = [
+        (
+            vec!["--model".into(), set.clone().into_os_string()],
+            out(b"mpc-\xfe"),
+            &[
+                "files.f",
+                "mpc_compressor.v",
+                "mpc_decompressor.v",
+                "params.json",
+            ],
+        ),
+        (
+            os(&["magbdi", "--block", "64", "--mag", "16"]),
+            out(b"bdi-\xfe"),
+            &BDI_FILES,
+        ),
+        (
+            os(&["--unit", "dpc", "--block", "64"]),
+            out(b"dpc-\xfe"),
+            &DPC_FILES,
+        ),
+    ];
+    for (mut args, dir, files) in runs {
+        args.extend(["--out".into(), dir.clone().into_os_string()]);
+        let o = gen_os(&args, &root);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "gen {args:?}: {err}");
+        assert_eq!(written(&dir), files, "gen {args:?}");
+        let listed = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(listed.lines().count(), files.len(), "{listed}");
+    }
+    // a model path that is not UTF-8 and does not exist: an error naming it
+    let o = gen_os(
+        &[
+            "--model".into(),
+            root.join(OsStr::from_bytes(b"missing-\xff"))
+                .into_os_string(),
+        ],
+        &root,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot read model file"), "{err}");
+    assert!(err.contains("missing-"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_closed_standard_output_ends_gen_quietly() {
+    let dir = out_dir("closed_stdout");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gen"))
+        .args(["dpc", "--block", "64", "--out"])
+        .arg(&dir)
+        .env("RUST_BACKTRACE", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("gen starts");
+    // the reading end closes before gen prints anything (`gen | head -0`)
+    drop(child.stdout.take());
+    let o = child.wait_with_output().expect("gen ends");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{:?}: {err}", o.status);
+    assert!(err.is_empty(), "{err}");
+    assert_eq!(written(&dir), DPC_FILES, "the units are still written");
+}
+
+#[test]
+fn options_that_do_not_apply_are_refused() {
+    let model = models("example");
+    let m = model.as_str();
+    let cases: [(&[&str], &str); 11] = [
+        (
+            &["--model", m, "--unit", "magbdi"],
+            "the argument '--model' cannot be used with '--unit magbdi'",
+        ),
+        (
+            &["--model", m, "--unit", "dpc"],
+            "the argument '--model' cannot be used with '--unit dpc'",
+        ),
+        (
+            &["--unit", "magbdi", "--compressor-stages", "4"],
+            "the argument '--compressor-stages' cannot be used with '--unit magbdi'",
+        ),
+        (
+            &["--unit", "dpc", "--decompressor-stages", "6"],
+            "the argument '--decompressor-stages' cannot be used with '--unit dpc'",
+        ),
+        (
+            &["--unit", "bdi", "--segment", "8"],
+            "the argument '--segment' cannot be used with '--unit magbdi': it applies to --unit dpc",
+        ),
+        (
+            &["--unit", "dpc", "--mag", "16"],
+            "the argument '--mag' cannot be used with '--unit dpc': it applies to --unit magbdi",
+        ),
+        (
+            &["--block", "64"],
+            "the argument '--block' cannot be used with '--unit all' (the default)",
+        ),
+        (
+            &["--model", m, "--unit", "decompressor", "--compressor-stages", "4"],
+            "the argument '--compressor-stages' cannot be used with '--unit decompressor'",
+        ),
+        (
+            &["mpc", "--model", m, "--unit", "compressor", "--decompressor-stages", "5"],
+            "the argument '--decompressor-stages' cannot be used with '--unit compressor'",
+        ),
+        (&["--model", m, "--mag", "16"], "cannot be used with '--mag <MAG>'"),
+        (
+            &["--unit", "bdi", "--base", "2", "--sector", "16"],
+            "cannot be used with '--sector <SECTOR>'",
+        ),
+    ];
+    for (i, (args, reason)) in cases.iter().enumerate() {
+        assert_refused(args, &format!("conflict_{i}"), reason);
+        let o = gen(args, &out_dir(&format!("conflict_{i}")));
+        assert_eq!(o.status.code(), Some(2), "gen {args:?}: a usage error");
+    }
+    // what applies is still taken
+    assert_generated(
+        &[
+            "--model",
+            m,
+            "--unit",
+            "compressor",
+            "--compressor-stages",
+            "4",
+        ],
+        "applies_c4",
+        &["files.f", "mpc_compressor.v", "params.json"],
+    );
+    assert_generated(
+        &[
+            "--unit",
+            "dpc",
+            "--block",
+            "64",
+            "--segment",
+            "8",
+            "--sector",
+            "16",
+        ],
+        "applies_dpc",
+        &DPC_FILES,
+    );
+}
+
+#[test]
+fn default_output_directories_are_the_ones_help_names() {
+    let root = out_dir("default_dirs");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    for (args, dir) in [
+        (
+            &["magbdi", "--block", "64", "--mag", "16"][..],
+            "bdi-64-16-4",
+        ),
+        (
+            &[
+                "--unit", "bdi", "--block", "64", "--mag", "16", "--base", "2", "--mode", "signed",
+            ],
+            "bdi-64-16-2-signed",
+        ),
+        (&["dpc", "--block", "64", "--segment", "8"], "dpc-64-8-32"),
+    ] {
+        let o = gen_os(&os(args), &root);
+        assert!(
+            o.status.success(),
+            "gen {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            root.join("build").join(dir).join("params.json").is_file(),
+            "gen {args:?} did not write build/{dir}: {:?}",
+            written(&root.join("build"))
+        );
+    }
+    for (sub, pattern) in [
+        ("magbdi", "build/bdi-<block>-<mag>-<base>[-signed]"),
+        ("dpc", "build/dpc-<block>-<segment>-<sector>"),
+    ] {
+        let o = gen_os(&os(&[sub, "--help"]), &root);
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(help.contains(pattern), "gen {sub} --help: {help}");
+    }
+}

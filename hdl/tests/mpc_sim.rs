@@ -332,6 +332,31 @@ fn deeper_compressors_match_golden() {
     check_compressor(&random_set(&mut seed, 3, Selection::Exact), &blocks, 4);
 }
 
+/// The sets whose compressor leaves out logic the shipped sets have, at
+/// both depths: no custom model (every choice is a predictor), and one
+/// predictor under exact selection without same-words (no score).
+#[test]
+fn sets_without_custom_models_match_golden() {
+    let blocks = test_blocks(12);
+    for (name, zero_block, selection) in [
+        ("int32", false, Selection::ZeroRun),
+        ("int32", false, Selection::Exact),
+        ("int32", true, Selection::Exact),
+        ("example", false, Selection::ZeroRun),
+        ("example", false, Selection::Exact),
+    ] {
+        let mut set = ModelSet::load(&repo().join("models").join(name)).expect("set");
+        set.custom = CustomModels {
+            zero_block,
+            same_words: false,
+        };
+        set.selection = selection;
+        for stages in hdl::mpc::COMPRESSOR_STAGES {
+            check_compressor(&set, &blocks, stages);
+        }
+    }
+}
+
 #[test]
 fn compressor_depth_outside_its_range_is_refused() {
     let set = ModelSet::load(&repo().join("models/example")).expect("example set");

@@ -411,25 +411,33 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Parse one byte rule string: `root`, `B`, `B<<k` or `B>>k`.
+/// What a byte rule must look like, for error messages.
+const RULE_SYNTAX: &str = "expected `root`, `B`, `B<<k` or `B>>k`: B a byte position 0..31 and \
+     k a shift 1..7, written in decimal without sign, leading zero or spaces";
+
+/// Parse one byte rule string, exactly as [`ByteRule`]'s `Display` writes
+/// it: `root`, `B`, `B<<k` or `B>>k`, with `B` in 0..=31 and `k` in
+/// 1..=[`MAX_SHIFT`], in decimal without sign, leading zero or spaces
+/// (`"04"`, `"+4"`, `"4 << 1"`, `"4<<0"` are refused): one spelling per
+/// rule, so that a file and the set written back from it agree.
 fn parse_rule(s: &str) -> Result<ByteRule, String> {
-    let t = s.trim();
-    if t == "root" {
+    if s == "root" {
         return Ok(ByteRule::Root);
     }
-    let (base_s, shift) = if let Some((b, k)) = t.split_once("<<") {
+    let (base_s, shift) = if let Some((b, k)) = s.split_once("<<") {
         (b, parse_shift(k)?)
-    } else if let Some((b, k)) = t.split_once(">>") {
+    } else if let Some((b, k)) = s.split_once(">>") {
         (b, -parse_shift(k)?)
     } else {
-        (t, 0)
+        (s, 0)
     };
-    let base: i64 = base_s
-        .trim()
-        .parse()
-        .map_err(|_| "expected `root`, `B`, `B<<k` or `B>>k` with a byte position B".to_string())?;
-    if !(0..BLOCK_BYTES as i64).contains(&base) {
-        return Err(format!("base {base} out of range 0..={}", BLOCK_BYTES - 1));
+    let base = decimal(base_s).ok_or_else(|| RULE_SYNTAX.to_string())?;
+    if base >= BLOCK_BYTES as u64 {
+        return Err(format!(
+            "base {} out of range 0..={}",
+            digits(base_s),
+            BLOCK_BYTES - 1
+        ));
     }
     Ok(ByteRule::Base {
         base: base as u8,
@@ -437,15 +445,75 @@ fn parse_rule(s: &str) -> Result<ByteRule, String> {
     })
 }
 
+/// The value of a canonical decimal number: ASCII digits only, no leading
+/// zero (but `0` itself); `u64::MAX` for one too large to hold.
+fn decimal(s: &str) -> Option<u64> {
+    let canonical =
+        !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    canonical.then(|| s.parse().unwrap_or(u64::MAX))
+}
+
+/// A decimal number for an error message: the first 20 digits of a longer
+/// one, with its length.
+fn digits(s: &str) -> String {
+    match s.get(..20) {
+        Some(head) if s.len() > 20 => format!("{head}... ({} digits)", s.len()),
+        _ => s.to_string(),
+    }
+}
+
 fn parse_shift(k: &str) -> Result<i8, String> {
-    let v: i64 = k
-        .trim()
-        .parse()
-        .map_err(|_| format!("shift `{}` is not an integer", k.trim()))?;
-    if !(0..=MAX_SHIFT as i64).contains(&v) {
-        return Err(format!("shift {v} out of range 0..={MAX_SHIFT}"));
+    let v = decimal(k).ok_or_else(|| RULE_SYNTAX.to_string())?;
+    if v == 0 {
+        return Err("shift 0: write the base alone (`B`)".to_string());
+    }
+    if v > MAX_SHIFT as u64 {
+        return Err(format!("shift {} out of range 1..={MAX_SHIFT}", digits(k)));
     }
     Ok(v as i8)
+}
+
+/// Names of the model IDs that are not predictors ([`ModelSet::id_name`]):
+/// no predictor may take them.
+pub const RESERVED_NAMES: [&str; 3] = ["zero-block", "same-words", "raw"];
+
+/// Refuse the name of predictor `pi` when an earlier predictor (`earlier`)
+/// has it, compared without regard to ASCII case (the names become file
+/// names, and some file systems ignore case), or when it names another
+/// model ID.
+fn check_unique_name(
+    cx: &Ctx<'_>,
+    pi: usize,
+    name: &str,
+    earlier: &[Predictor],
+) -> Result<(), ModelError> {
+    let field = format!("predictor[{pi}].name");
+    if let Some(r) = RESERVED_NAMES.iter().find(|r| r.eq_ignore_ascii_case(name)) {
+        return Err(cx.err(
+            field,
+            quoted(name),
+            format!(
+                "`{r}` is the name of a model ID that is not a predictor; predictor \
+                 names must differ from {}",
+                RESERVED_NAMES.join(", ")
+            ),
+        ));
+    }
+    if let Some(j) = earlier
+        .iter()
+        .position(|q| q.name.eq_ignore_ascii_case(name))
+    {
+        return Err(cx.err(
+            field,
+            quoted(name),
+            format!(
+                "duplicate name: predictor[{j}] is named {}; predictor names become file \
+                 and model-ID names and must differ (ignoring case)",
+                quoted(&earlier[j].name)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl ModelSet {
@@ -575,7 +643,8 @@ impl ModelSet {
                 t,
                 &["name", "bytes", "reorder"],
             )?;
-            predictors.push(validate_predictor(&cx, pi, &t)?);
+            let p = validate_predictor(&cx, pi, &t, &predictors)?;
+            predictors.push(p);
         }
         Ok(ModelSet {
             name: name.to_string(),
@@ -727,10 +796,17 @@ fn parse_provenance(top: &Obj<'_>) -> Result<Provenance, ModelError> {
     })
 }
 
-fn validate_predictor(cx: &Ctx<'_>, pi: usize, t: &Obj<'_>) -> Result<Predictor, ModelError> {
+/// Predictor `pi` of the file, `earlier` the predictors before it.
+fn validate_predictor(
+    cx: &Ctx<'_>,
+    pi: usize,
+    t: &Obj<'_>,
+    earlier: &[Predictor],
+) -> Result<Predictor, ModelError> {
     let at = |f: &str| format!("predictor[{pi}].{f}");
     let name = t.string("name")?;
     check_name(name).map_err(|problem| cx.err(at("name"), quoted(name), problem))?;
+    check_unique_name(cx, pi, name, earlier)?;
     let bytes_v = t.required("bytes")?;
     let list = bytes_v.as_array().ok_or_else(|| {
         t.type_err(

@@ -8,14 +8,17 @@
 //! * DPC (docs/hw/dpc.md): `gen dpc [--block 128 --segment 4 --sector 32]`
 //!   (also `gen --unit dpc ...`).
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use golden::mpc::ModelSet;
 use hdl::mpc::{write_units, Options, Unit};
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum UnitArg {
     Compressor,
     Decompressor,
@@ -52,7 +55,7 @@ enum Family {
     Dpc(DpcArgs),
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum MpcUnit {
     Compressor,
     Decompressor,
@@ -71,11 +74,12 @@ struct MpcArgs {
     #[arg(long, value_enum, default_value = "all")]
     unit: MpcUnit,
     /// Pipeline stages of the compressor (3 or 4): 4 puts the selection in
-    /// a stage of its own, for a shorter clock period.
+    /// a stage of its own, for a shorter clock period (not with --unit
+    /// decompressor).
     #[arg(long, default_value_t = hdl::mpc::COMPRESSOR_LATENCY as usize)]
     compressor_stages: usize,
     /// Pipeline stages of the decompressor (4 to 8): more stages, a
-    /// shorter clock period.
+    /// shorter clock period (not with --unit compressor).
     #[arg(long, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
     decompressor_stages: usize,
 }
@@ -115,35 +119,39 @@ struct DpcArgs {
     sector: usize,
 }
 
-/// The form without a subcommand: `--unit` picks the family.
+/// The form without a subcommand: `--unit` picks the family. The options
+/// of one family conflict with another's, and one given with a `--unit`
+/// it does not apply to is refused ([`refuse_inapplicable`]).
 #[derive(Args)]
 struct Flat {
     /// Model-set directory (holding model.toml) or model file (MPC units).
-    #[arg(long, short)]
+    #[arg(long, short, conflicts_with_all = NOT_MPC)]
     model: Option<PathBuf>,
-    /// Output directory [default: build/<model-set name>].
+    /// Output directory [default: build/<model-set name>,
+    /// build/bdi-<block>-<mag>-<base>[-signed] or
+    /// build/dpc-<block>-<segment>-<sector>].
     #[arg(long, short)]
     out: Option<PathBuf>,
     /// Which unit to generate.
     #[arg(long, value_enum, default_value = "all")]
     unit: UnitArg,
     /// MPC: pipeline stages of the compressor (3 or 4).
-    #[arg(long, default_value_t = hdl::mpc::COMPRESSOR_LATENCY as usize)]
+    #[arg(long, conflicts_with_all = NOT_MPC, default_value_t = hdl::mpc::COMPRESSOR_LATENCY as usize)]
     compressor_stages: usize,
     /// MPC: pipeline stages of the decompressor (4 to 8).
-    #[arg(long, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
+    #[arg(long, conflicts_with_all = NOT_MPC, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
     decompressor_stages: usize,
-    /// --unit magbdi: block size in bytes (also --unit dpc).
+    /// --unit magbdi or dpc: block size in bytes.
     #[arg(long, default_value_t = 128)]
     block: usize,
     /// --unit magbdi: memory access granularity in bytes.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, conflicts_with_all = DPC_ONLY, default_value_t = 32)]
     mag: usize,
     /// --unit magbdi: base (value) size in bytes.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, conflicts_with_all = DPC_ONLY, default_value_t = 4)]
     base: usize,
     /// --unit magbdi: delta mode, `unsigned` (leading zeros) or `signed`.
-    #[arg(long, default_value = "unsigned")]
+    #[arg(long, conflicts_with_all = DPC_ONLY, default_value = "unsigned")]
     mode: golden::magbdi::DeltaMode,
     /// --unit dpc: segment size in bytes (the block size is --block).
     #[arg(long, default_value_t = golden::dpc::SEGMENT_BYTES)]
@@ -151,6 +159,99 @@ struct Flat {
     /// --unit dpc: critical-sector size in bytes.
     #[arg(long, default_value_t = golden::dpc::SECTOR_BYTES)]
     sector: usize,
+}
+
+/// The flat form's options that do not apply to the MPC units (each
+/// conflicts with every MPC option).
+const NOT_MPC: [&str; 6] = ["block", "mag", "base", "mode", "segment", "sector"];
+/// The flat form's options of the DPC units only (each conflicts with every
+/// MAG-aware BDI option).
+const DPC_ONLY: [&str; 2] = ["segment", "sector"];
+
+/// The units an option of the flat form applies to, or `None` when it
+/// applies to `unit`.
+fn flat_option_scope(id: &str, unit: UnitArg) -> Option<&'static str> {
+    use UnitArg::{All, Compressor, Decompressor, Dpc, Magbdi};
+    let (applies, scope) = match id {
+        "model" => (
+            matches!(unit, Compressor | Decompressor | All),
+            "the MPC units (--unit compressor, decompressor or all)",
+        ),
+        "compressor_stages" => (matches!(unit, Compressor | All), "--unit compressor or all"),
+        "decompressor_stages" => (
+            matches!(unit, Decompressor | All),
+            "--unit decompressor or all",
+        ),
+        "block" => (matches!(unit, Magbdi | Dpc), "--unit magbdi or dpc"),
+        "mag" | "base" | "mode" => (unit == Magbdi, "--unit magbdi"),
+        "segment" | "sector" => (unit == Dpc, "--unit dpc"),
+        _ => (true, ""),
+    };
+    (!applies).then_some(scope)
+}
+
+/// The units an option of `gen mpc` applies to, or `None` when it applies
+/// to `unit`.
+fn mpc_option_scope(id: &str, unit: MpcUnit) -> Option<&'static str> {
+    match id {
+        "compressor_stages" if unit == MpcUnit::Decompressor => Some("--unit compressor or all"),
+        "decompressor_stages" if unit == MpcUnit::Compressor => Some("--unit decompressor or all"),
+        _ => None,
+    }
+}
+
+/// The options whose scope [`flat_option_scope`] and [`mpc_option_scope`]
+/// know.
+const SCOPED_OPTIONS: [&str; 9] = [
+    "model",
+    "compressor_stages",
+    "decompressor_stages",
+    "block",
+    "mag",
+    "base",
+    "mode",
+    "segment",
+    "sector",
+];
+
+/// Refuse, as a conflict, an option given on the command line that does
+/// not apply to the `--unit` chosen (`unit`, the value's name):
+/// `scope(id)` names the units it applies to when it does not.
+fn refuse_inapplicable(
+    m: &ArgMatches,
+    unit: &str,
+    scope: impl Fn(&str) -> Option<&'static str>,
+) -> Result<(), clap::Error> {
+    let given = |id: &str| {
+        m.try_contains_id(id).unwrap_or(false)
+            && m.value_source(id) == Some(ValueSource::CommandLine)
+    };
+    for id in SCOPED_OPTIONS {
+        if !given(id) {
+            continue;
+        }
+        if let Some(scope) = scope(id) {
+            let unit = if given("unit") {
+                format!("'--unit {unit}'")
+            } else {
+                format!("'--unit {unit}' (the default)")
+            };
+            return Err(Cli::command().error(
+                ErrorKind::ArgumentConflict,
+                format!(
+                    "the argument '--{}' cannot be used with {unit}: it applies to {scope}",
+                    id.replace('_', "-")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The value name of a `--unit` value.
+fn value_name(v: impl ValueEnum) -> String {
+    v.to_possible_value()
+        .map_or_else(String::new, |p| p.get_name().to_string())
 }
 
 impl Flat {
@@ -238,8 +339,49 @@ fn gen_mpc(a: MpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
         .with_context(|| format!("generating {} into {}", a.model.display(), out.display()))
 }
 
+/// The parsed command line, with options that do not apply to the chosen
+/// unit refused (clap's usage error, exit status 2).
+fn parse() -> Cli {
+    let matches = Cli::command().get_matches();
+    let checked = Cli::from_arg_matches(&matches).and_then(|cli| {
+        match &cli.family {
+            None => refuse_inapplicable(&matches, &value_name(cli.flat.unit), |id| {
+                flat_option_scope(id, cli.flat.unit)
+            })?,
+            Some(Family::Mpc(a)) => {
+                if let Some(m) = matches.subcommand_matches("mpc") {
+                    refuse_inapplicable(m, &value_name(a.unit), |id| mpc_option_scope(id, a.unit))?
+                }
+            }
+            Some(_) => {}
+        }
+        Ok(cli)
+    });
+    checked.unwrap_or_else(|e| e.exit())
+}
+
+/// Print one `wrote PATH (N bytes)` line per written file. A closed
+/// standard output (`gen ... | head -1`) ends the listing quietly: the
+/// files are written by then.
+fn list_written(paths: &[PathBuf]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let listed = paths
+        .iter()
+        .try_for_each(|p| {
+            let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            writeln!(out, "wrote {} ({} bytes)", p.display(), size)
+        })
+        .and_then(|()| out.flush());
+    match listed {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("writing to standard output")
+        }
+        _ => Ok(()),
+    }
+}
+
 fn main() -> Result<()> {
-    let cli = Cli::parse();
+    let cli = parse();
     let command_line = hdl::output::this_command();
     let family = match cli.family {
         Some(f) => f,
@@ -250,9 +392,5 @@ fn main() -> Result<()> {
         Family::Magbdi(a) => gen_magbdi(a, &command_line)?,
         Family::Dpc(a) => gen_dpc(a, &command_line)?,
     };
-    for p in &paths {
-        let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        println!("wrote {} ({} bytes)", p.display(), size);
-    }
-    Ok(())
+    list_written(&paths)
 }

@@ -56,10 +56,11 @@ pub enum GenError {
     },
 }
 
-/// The default output directory name: `bdi-b<block>-m<mag>-k<base>[-signed]`.
+/// The default output directory name: `bdi-<block>-<mag>-<base>[-signed]`
+/// (`bdi-128-32-4` for 128-byte blocks, a 32-byte MAG and 4-byte bases).
 pub fn config_name(p: &Params) -> String {
     format!(
-        "bdi-b{}-m{}-k{}{}",
+        "bdi-{}-{}-{}{}",
         p.block_bytes,
         p.mag_bytes,
         p.base_bytes,

@@ -621,9 +621,12 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
             "predict, transform, score, select"
         },
     )?;
-    // with one predictor and zero-run selection there is nothing to score:
-    // the 4-stage compressor then transforms only in stage 2
-    let unscored = set.selection == Selection::ZeroRun && set.predictors.len() == 1;
+    // with one predictor there is nothing to score under zero-run
+    // selection, nor under exact selection without same-words (the only
+    // model its code length competes with): the 4-stage compressor then
+    // transforms only in stage 2
+    let unscored = set.predictors.len() == 1
+        && (set.selection == Selection::ZeroRun || !set.custom.same_words);
     let symbols: Vec<Expr> = if split && unscored {
         Vec::new()
     } else {
@@ -665,7 +668,7 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
     };
     let keys = match set.selection {
         // a single predictor is always the one chosen: no score needed
-        Selection::ZeroRun if unscored => Keys::None,
+        _ if unscored => Keys::None,
         Selection::ZeroRun => Keys::ZeroRun(
             symbols
                 .iter()
@@ -794,11 +797,14 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
 
     pipe.stage(&mut m, cs, "codes, lengths, raw check, slot pairs")?;
     let (lens, codes, facts) = symbol_codes_classes(&mut m, "enc", &s1_symbols, true)?;
-    let is_pred = wire(
-        &mut m,
-        "choice_is_predictor",
-        s1_choice_id.cmp_ge(&k(set.predictor_id(0) as u128, h)?)?,
-    )?;
+    // without custom models every choice is a predictor (a comparison
+    // with ID 0 would be constant)
+    let is_pred = if set.predictor_id(0) == 0 {
+        Expr::bool(true)
+    } else {
+        s1_choice_id.cmp_ge(&k(set.predictor_id(0) as u128, h)?)?
+    };
+    let is_pred = wire(&mut m, "choice_is_predictor", is_pred)?;
     let is_same = match set.same_words_id() {
         Some(id) => eq_const(&s1_choice_id, id as u128)?,
         None => Expr::bool(false),
