@@ -213,10 +213,12 @@ pub struct StageRow {
     pub comb_nand2: f64,
     /// Cells on the longest path in the liberty netlist (area mapping).
     pub levels_cells: u32,
-    /// 2-input gates on the longest path, ABC area script.
-    pub levels_gates_area: u32,
-    /// 2-input gates on the longest path, ABC delay script (`-D 1`).
-    pub levels_gates_delay: u32,
+    /// 2-input gates on the longest path, ABC area script (`None`: the
+    /// depth runs were not made, as with `--area-only`).
+    pub levels_gates_area: Option<u32>,
+    /// 2-input gates on the longest path, ABC delay script (`-D 1`;
+    /// `None`: not measured).
+    pub levels_gates_delay: Option<u32>,
 }
 
 /// One row of the per-block table.
@@ -506,8 +508,12 @@ pub fn run_unit(
                 comb_nand2: (by_stage.get(lab).map_or(0.0, |x| x.0) - f.map_or(0.0, |f| f.1))
                     / nand2,
                 levels_cells: depth_cells.get(lab).map_or(0, |d| d.levels),
-                levels_gates_area: depth_ga.get(lab).map_or(0, |d| d.levels),
-                levels_gates_delay: depth_gd.get(lab).map_or(0, |d| d.levels),
+                levels_gates_area: opts
+                    .depth
+                    .then(|| depth_ga.get(lab).map_or(0, |d| d.levels)),
+                levels_gates_delay: opts
+                    .depth
+                    .then(|| depth_gd.get(lab).map_or(0, |d| d.levels)),
             }
         })
         .collect();

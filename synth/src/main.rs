@@ -14,6 +14,7 @@ use hdl::mpc::{compressor, decompressor, Unit};
 use synth::flow::{self, Options, UnitReport};
 use synth::liberty::Liberty;
 use synth::report::unit_markdown;
+use tools::output::wrote;
 
 /// Paper budget (NAND2-eq, UMC 28 nm): compressor, decompressor.
 const BUDGET: [f64; 2] = [38_000.0, 68_000.0];
@@ -91,7 +92,15 @@ fn main() -> Result<()> {
         synth::register_bits(&compressor::build_staged(&set, gen_opts.compressor_stages())?.0),
         synth::register_bits(&decompressor::build_staged(&set, gen_opts.decompressor_stages())?.0),
     ];
-    let reports = run_units(&rtl, &out, &lib, opts, [true, true], &described)?;
+    let spinner = tools::progress::spinner(&format!(
+        "synth: {} and {} of `{}`",
+        Unit::ALL[0].module_name(),
+        Unit::ALL[1].module_name(),
+        set.name
+    ));
+    let reports = run_units(&rtl, &out, &lib, opts, [true, true], &described);
+    spinner.finish_and_clear();
+    let reports = reports?;
     let mut md = format!(
         "# Synthesis report: model set `{}` ({} predictors, {} model IDs, selection {})\n\n\
          Liberty `{}` (library `{}`), NAND2-eq unit = `{}` ({} area units). Yosys `synth -flatten`, \
@@ -129,12 +138,13 @@ fn main() -> Result<()> {
     write(&out.join("report.md"), &md)?;
     write(&out.join("report.json"), &serde_json::to_string_pretty(&j)?)?;
     print!("{md}");
-    eprintln!("wrote {} and report.json", out.join("report.md").display());
+    wrote(&out.join("report.md"));
+    wrote(&out.join("report.json"));
     Ok(())
 }
 
 fn write(p: &Path, text: &str) -> Result<()> {
-    std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))
+    Ok(tools::output::write_atomic(p, text.as_bytes())?)
 }
 
 /// Synthesise the compressor and/or decompressor in `rtl` in parallel.
@@ -215,7 +225,7 @@ fn scaling(cli: &Cli, lib: &Liberty) -> Result<()> {
                 .with_context(|| format!("writing {}", dir.display()))?;
             // The decompressor does not depend on the selection rule: synthesise it once per count.
             let which = [true, sel == Selection::ZeroRun];
-            eprintln!("synthesising {} ...", set.name);
+            let spinner = tools::progress::spinner(&format!("synth: {}", set.name));
             let r = run_units(
                 &dir,
                 &dir.join("synth"),
@@ -223,7 +233,9 @@ fn scaling(cli: &Cli, lib: &Liberty) -> Result<()> {
                 Options::AREA_ONLY,
                 which,
                 &described,
-            )?;
+            );
+            spinner.finish_and_clear();
+            let r = r?;
             let c = r[0]
                 .as_ref()
                 .map(|r| (r.nand2_eq, r.flops, r.transistors_div4));
@@ -265,5 +277,7 @@ fn scaling(cli: &Cli, lib: &Liberty) -> Result<()> {
         &serde_json::to_string_pretty(&json)?,
     )?;
     print!("{md}");
+    wrote(&root.join("report.md"));
+    wrote(&root.join("report.json"));
     Ok(())
 }

@@ -2,10 +2,19 @@
 
 use std::fmt::Write as _;
 
-use crate::flow::{Timing, UnitReport};
+use crate::flow::{StageRow, Timing, UnitReport};
+
+/// The cell of a figure that was not measured (an area-only run has no
+/// timing and no gate depths): the same in every report and table.
+pub const NOT_MEASURED: &str = "–";
 
 fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("–".to_string(), |x| format!("{x:.digits$}"))
+    v.map_or(NOT_MEASURED.to_string(), |x| format!("{x:.digits$}"))
+}
+
+/// A count, or [`NOT_MEASURED`].
+pub fn opt_count(v: Option<u32>) -> String {
+    v.map_or(NOT_MEASURED.to_string(), |x| x.to_string())
 }
 
 /// The Markdown section of one unit.
@@ -103,21 +112,7 @@ pub fn unit_markdown(u: &UnitReport, budget: Option<f64>) -> String {
     let _ = writeln!(s, "| flow time | {:.0} s |", u.seconds);
     let _ = writeln!(s, "\n### Per pipeline stage (flat netlist)\n");
     let _ = writeln!(s, "Combinational cells are charged to the registers they feed (split evenly where a cell feeds several stages).\n");
-    let _ = writeln!(s, "| stage | flops | flop NAND2-eq | comb NAND2-eq | levels (mapped cells) | levels (2-in gates, ABC area) | levels (2-in gates, ABC delay) |");
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|");
-    for r in &u.stages {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {:.0} | {:.0} | {} | {} | {} |",
-            r.stage,
-            r.flops,
-            r.flop_nand2,
-            r.comb_nand2,
-            r.levels_cells,
-            r.levels_gates_area,
-            r.levels_gates_delay,
-        );
-    }
+    s.push_str(&stage_table(&u.stages));
     if let Some(t) = &u.timing {
         s.push_str(&timing_markdown(t));
     }
@@ -149,6 +144,28 @@ pub fn unit_markdown(u: &UnitReport, budget: Option<f64>) -> String {
         let _ = writeln!(s, "| {c} | {n} |");
     }
     let _ = writeln!(s, "\n</details>\n");
+    s
+}
+
+/// The per-stage table (area, flops and levels of each pipeline stage);
+/// depths the run did not measure read [`NOT_MEASURED`].
+pub fn stage_table(stages: &[StageRow]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "| stage | flops | flop NAND2-eq | comb NAND2-eq | levels (mapped cells) | levels (2-in gates, ABC area) | levels (2-in gates, ABC delay) |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|");
+    for r in stages {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.0} | {:.0} | {} | {} | {} |",
+            r.stage,
+            r.flops,
+            r.flop_nand2,
+            r.comb_nand2,
+            r.levels_cells,
+            opt_count(r.levels_gates_area),
+            opt_count(r.levels_gates_delay),
+        );
+    }
     s
 }
 
@@ -194,5 +211,31 @@ impl UnitReport {
         std::path::Path::new(&self.liberty)
             .file_name()
             .map_or(self.liberty.clone(), |f| f.to_string_lossy().into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depths_not_measured_read_as_a_dash_and_measured_zeros_as_zero() {
+        let rows = [
+            StageRow {
+                stage: "stage 1".into(),
+                flops: 3,
+                levels_cells: 7,
+                ..StageRow::default()
+            },
+            StageRow {
+                stage: "stage 2".into(),
+                levels_gates_area: Some(0),
+                levels_gates_delay: Some(12),
+                ..StageRow::default()
+            },
+        ];
+        let t = stage_table(&rows);
+        assert!(t.contains("| stage 1 | 3 | 0 | 0 | 7 | – | – |"), "{t}");
+        assert!(t.contains("| stage 2 | 0 | 0 | 0 | 0 | 0 | 12 |"), "{t}");
     }
 }

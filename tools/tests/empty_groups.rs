@@ -493,7 +493,6 @@ fn dpc_eval_refuses_a_corpus_without_a_whole_block() {
     assert!(!out_dir.exists());
 }
 
-
 /// The `wrote PATH` lines of a tool's standard output.
 fn wrote_lines(stdout: &str) -> Vec<String> {
     stdout
@@ -617,14 +616,7 @@ fn eval_writes_the_same_bytes_for_the_same_command() {
     );
     let out_dir = t.join("out");
     let set = models();
-    let args = [
-        "--corpus",
-        s(&c),
-        "--models",
-        s(&set),
-        "--out",
-        s(&out_dir),
-    ];
+    let args = ["--corpus", s(&c), "--models", s(&set), "--out", s(&out_dir)];
     let mut runs = Vec::new();
     for _ in 0..2 {
         let (out, stdout, stderr) = run(EVAL, &args);

@@ -3,7 +3,10 @@
 //! `files.f` is synthesised (area, flops, cells, and the minimum clock
 //! period of the buffered and sized netlist in ns and FO4 unless
 //! `--area-only`; `--full` adds logic depth and the block breakdown) and
-//! summarised in `<rtl>/synth/report.md` and `report.json`.
+//! summarised in `<rtl>/synth/report.md` and `report.json`. The table's
+//! header is printed first and each unit's row when it is done (a unit
+//! takes minutes: a progress line on stderr meanwhile); `–` marks a figure
+//! the run did not measure.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -12,7 +15,8 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use synth::flow::{self, AbcScript, Options};
 use synth::liberty::Liberty;
-use synth::report;
+use synth::report::{self, NOT_MEASURED};
+use tools::output::{write_atomic, wrote};
 
 #[derive(Parser)]
 #[command(
@@ -99,40 +103,52 @@ fn main() -> Result<()> {
         AbcScript::Default => String::new(),
         other => format!("-{}", other.name()),
     };
+    let header = "| unit | NAND2-eq (area-mapped) | NAND2-eq (timing-mapped) | flops | flop NAND2-eq | logic NAND2-eq | cells | levels (2-in gates, ABC delay) | period (ns) | period (FO4) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     let mut md = format!(
-        "# Synthesis report: {}\n\nLiberty `{}`; NAND2-eq unit `{}`; ABC script `{}`. Flow: docs/hw/synthesis.md.\n\n\
-         | unit | NAND2-eq (area-mapped) | NAND2-eq (timing-mapped) | flops | flop NAND2-eq | logic NAND2-eq | cells | levels (2-in gates, ABC delay) | period (ns) | period (FO4) |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "# Synthesis report: {}\n\nLiberty `{}`; NAND2-eq unit `{}`; ABC script `{}`. Flow: docs/hw/synthesis.md.\n\n{header}",
         cli.rtl.display(),
         lib.path.display(),
         lib.nand2.0,
         opts.abc.name()
     );
+    eprintln!(
+        "unit_synth: {} unit{} of {} ({}; one to a few minutes each)",
+        units.len(),
+        if units.len() == 1 { "" } else { "s" },
+        cli.rtl.display(),
+        if !opts.sta {
+            "area only"
+        } else if opts.depth {
+            "area, timing and depth"
+        } else {
+            "area and timing"
+        }
+    );
+    print!("{header}");
     let params_json = cli.rtl.join("params.json");
     let described = hdl::unit::read_units(&params_json)?;
     let mut reports = Vec::new();
-    for top in &units {
+    for (i, top) in units.iter().enumerate() {
         let unit = hdl::unit::find(&described, top, &params_json)?;
         let v = cli.rtl.join(format!("{top}.v"));
-        let r = flow::run_unit(&v, unit, &lib, &out.join(format!("{top}{suffix}")), opts)
-            .with_context(|| format!("synthesising {}", v.display()))?;
+        let spinner =
+            tools::progress::spinner(&format!("unit_synth: {top} ({}/{})", i + 1, units.len()));
+        let r = flow::run_unit(&v, unit, &lib, &out.join(format!("{top}{suffix}")), opts);
+        spinner.finish_and_clear();
+        let r = r.with_context(|| format!("synthesising {}", v.display()))?;
         let t = r.timing.as_ref();
         let line = format!(
             "| {top} | {:.0} | {} | {} | {:.0} | {:.0} | {} | {} | {} | {} |",
             r.nand2_eq,
-            t.map_or("-".into(), |t| format!("{:.0}", t.nand2_eq)),
+            t.map_or(NOT_MEASURED.into(), |t| format!("{:.0}", t.nand2_eq)),
             r.flops,
             r.flop_nand2,
             r.comb_nand2,
             r.cells,
-            r.stages
-                .iter()
-                .map(|s| s.levels_gates_delay)
-                .max()
-                .filter(|&l| l > 0)
-                .map_or("-".into(), |l| l.to_string()),
-            t.map_or("-".into(), |t| format!("{:.2}", t.period_ns)),
-            t.map_or("-".into(), |t| format!("{:.1}", t.period_fo4)),
+            report::opt_count(r.stages.iter().filter_map(|s| s.levels_gates_delay).max()),
+            t.map_or(NOT_MEASURED.into(), |t| format!("{:.2}", t.period_ns)),
+            t.map_or(NOT_MEASURED.into(), |t| format!("{:.1}", t.period_fo4)),
         );
         println!("{line}");
         let _ = writeln!(md, "{line}");
@@ -157,8 +173,8 @@ fn main() -> Result<()> {
     });
     for (ext, text) in [("md", md), ("json", serde_json::to_string_pretty(&json)?)] {
         let p = out.join(format!("{stem}.{ext}"));
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
-        println!("wrote {}", p.display());
+        write_atomic(&p, text.as_bytes())?;
+        wrote(&p);
     }
     Ok(())
 }
