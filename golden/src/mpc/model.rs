@@ -477,43 +477,33 @@ fn parse_shift(k: &str) -> Result<i8, String> {
 /// no predictor may take them.
 pub const RESERVED_NAMES: [&str; 3] = ["zero-block", "same-words", "raw"];
 
-/// Refuse the name of predictor `pi` when an earlier predictor (`earlier`)
-/// has it, compared without regard to ASCII case (the names become file
-/// names, and some file systems ignore case), or when it names another
-/// model ID.
-fn check_unique_name(
-    cx: &Ctx<'_>,
-    pi: usize,
+/// Whether `name` may name a predictor after the predictors named
+/// `earlier`: it differs from each of them without regard to ASCII case
+/// (the names become file names, and some file systems ignore case) and
+/// from [`RESERVED_NAMES`]. [`check_name`] is checked apart.
+pub fn check_predictor_name<'a>(
     name: &str,
-    earlier: &[Predictor],
-) -> Result<(), ModelError> {
-    let field = format!("predictor[{pi}].name");
+    earlier: impl IntoIterator<Item = &'a str>,
+) -> Result<(), String> {
     if let Some(r) = RESERVED_NAMES.iter().find(|r| r.eq_ignore_ascii_case(name)) {
-        return Err(cx.err(
-            field,
-            quoted(name),
-            format!(
-                "`{r}` is the name of a model ID that is not a predictor; predictor \
-                 names must differ from {}",
-                RESERVED_NAMES.join(", ")
-            ),
+        return Err(format!(
+            "`{r}` is the name of a model ID that is not a predictor; predictor \
+             names must differ from {}",
+            RESERVED_NAMES.join(", ")
         ));
     }
-    if let Some(j) = earlier
-        .iter()
-        .position(|q| q.name.eq_ignore_ascii_case(name))
+    match earlier
+        .into_iter()
+        .enumerate()
+        .find(|(_, q)| q.eq_ignore_ascii_case(name))
     {
-        return Err(cx.err(
-            field,
-            quoted(name),
-            format!(
-                "duplicate name: predictor[{j}] is named {}; predictor names become file \
-                 and model-ID names and must differ (ignoring case)",
-                quoted(&earlier[j].name)
-            ),
-        ));
+        Some((j, q)) => Err(format!(
+            "duplicate name: predictor[{j}] is named {}; predictor names become file \
+             and model-ID names and must differ (ignoring case)",
+            quoted(q)
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 impl ModelSet {
@@ -806,7 +796,8 @@ fn validate_predictor(
     let at = |f: &str| format!("predictor[{pi}].{f}");
     let name = t.string("name")?;
     check_name(name).map_err(|problem| cx.err(at("name"), quoted(name), problem))?;
-    check_unique_name(cx, pi, name, earlier)?;
+    check_predictor_name(name, earlier.iter().map(|p| p.name.as_str()))
+        .map_err(|problem| cx.err(at("name"), quoted(name), problem))?;
     let bytes_v = t.required("bytes")?;
     let list = bytes_v.as_array().ok_or_else(|| {
         t.type_err(
