@@ -797,6 +797,7 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
                 started,
                 timeout: 20_000,
                 plusargs: Vec::new(),
+                progress: true,
             };
             let report = stream_unit::run_and_check(&r, |idx, o| {
                 let Some(v) = vecs.get(idx) else {

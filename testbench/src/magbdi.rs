@@ -591,6 +591,7 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
                 started,
                 timeout: 20_000,
                 plusargs: Vec::new(),
+                progress: true,
             };
             let report = stream_unit::run_and_check(&r, |idx, o| {
                 let g = got(unit, e, bb, o);

@@ -710,6 +710,11 @@ impl Bench<'_> {
         // a pipeline of at most a few stages: a mutant that stops delivering
         // is given up on soon
         let timeout = 64 * stages as u64 + 256;
+        let pb = tools::progress::bar(
+            muts.len() as u64,
+            "mutants",
+            &format!("cosim mutate {}", self.label),
+        );
         for (bi, range) in batches.iter().enumerate() {
             let dir = root.join(format!("batch{bi}"));
             std::fs::create_dir_all(&dir).map_err(io(&dir))?;
@@ -814,6 +819,7 @@ impl Bench<'_> {
                             started: Instant::now(),
                             timeout,
                             plusargs: vec![format!("+mutant={k}")],
+                            progress: false,
                         };
                         // a run that cannot finish is a kill too
                         let report =
@@ -869,11 +875,16 @@ impl Bench<'_> {
                     problem: k.how,
                 });
             }
-            let found: Vec<Outcome> = crate::work_queue(range.len(), cfg.jobs, |i| check(i + 1));
+            let found: Vec<Outcome> = crate::work_queue(range.len(), cfg.jobs, |i| {
+                let r = check(i + 1);
+                pb.inc(1);
+                r
+            });
             for r in found {
                 kills.push(r?);
             }
         }
+        pb.finish_and_clear();
         Ok(Simulated {
             kills,
             batches: batches.len(),

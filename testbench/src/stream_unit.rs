@@ -311,6 +311,10 @@ pub struct SimRun<'a> {
     pub timeout: u64,
     /// More plusargs (`+name=value`).
     pub plusargs: Vec<String>,
+    /// Show a progress spinner while the simulator runs (off where many
+    /// runs go at once and have a progress display of their own, as in
+    /// mutation testing).
+    pub progress: bool,
 }
 
 /// Run the simulator; check every `O` record with `check(index, output)`
@@ -337,9 +341,13 @@ pub fn run_and_check(
         .args(&r.plusargs)
         .current_dir(&dir);
     let t_sim = std::time::Instant::now();
-    let spinner = tools::progress::spinner(&format!("cosim {} {}: {} vectors", r.sim, r.unit, r.n));
+    let spinner = r
+        .progress
+        .then(|| tools::progress::spinner(&format!("cosim {} {}: {} vectors", r.sim, r.unit, r.n)));
     let log = run_tool(&mut c, r.sim, "run");
-    spinner.finish_and_clear();
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
     let log = log?;
     let sim_seconds = t_sim.elapsed().as_secs_f64();
     std::fs::write(dir.join("sim.log"), &log).map_err(io("sim.log"))?;
