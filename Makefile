@@ -23,7 +23,7 @@ gen:
 	$(CARGO) run --release -p hdl --bin gen -- --model $(MODEL)
 	@dir=build/$$(sed -n 's/^name = "\(.*\)"/\1/p' $(MODEL)/model.toml | head -1); \
 	if command -v verilator >/dev/null; then \
-	  for f in $$dir/mpc_compressor.v $$dir/mpc_decompressor.v; do verilator --lint-only -Wall $$f && echo "verilator -Wall: $$f clean"; done; \
+	  for f in $$dir/mpc_compressor.v $$dir/mpc_decompressor.v; do verilator --lint-only -Wall $$f || exit 1; echo "verilator -Wall: $$f clean"; done; \
 	else echo "verilator not found: sudo apt-get install verilator (or make setup)"; fi
 
 ## Every test: formatting, lints, unit/property/integration tests, a short

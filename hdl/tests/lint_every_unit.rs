@@ -1,0 +1,394 @@
+//! Every unit `gen` makes, at every depth it accepts, through
+//! `verilator --lint-only -Wall` (any output or a failing status fails):
+//!
+//! * the MPC compressor at 3 and 4 stages and the decompressor at 4 to 8
+//!   stages of every shipped model set, found as `models/*/model.toml`;
+//! * both MAG-aware BDI units in the geometries of docs/hw/mag-bdi.md
+//!   (128-byte blocks, 32- and 16-byte MAG, 4-byte bases), each with
+//!   unsigned and signed deltas (one depth: latency 1);
+//! * the five DPC units at the default geometry (docs/hw/dpc.md; one
+//!   depth: latency 2).
+//!
+//! Units are generated through the library calls `gen` makes (the
+//! family's `header_lines` and `generate`) and written under the test's
+//! temporary directory. A unit whose Verilog, header comment aside, is
+//! that of a unit already linted (the decompressors of two sets that
+//! differ only in the selection rule) is not linted twice. The
+//! custom-model and selection variants of the MPC units are linted by
+//! `mpc_variants_lint.rs`.
+//!
+//! Each unit is its own top module, so one Verilator run per unit; the
+//! runs go one per core (at most 4) at a time. A missing `verilator` is
+//! reported and skipped, or fails the test under `MPCGEN_REQUIRE_TOOLS=1`
+//! (`hdl::tools`).
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use golden::dpc::DpcParams;
+use golden::magbdi::{DeltaMode, Params, Table};
+use golden::mpc::ModelSet;
+use hdl::ir::VerilogFile;
+use hdl::unit::UnitDescription;
+
+const INSTALL_HINT: &str = "install with: apt-get install verilator";
+const COMMAND: &str = "lint_every_unit";
+
+/// What to generate: one unit of one family at one depth.
+enum Source {
+    Mpc {
+        set: Arc<ModelSet>,
+        model_file: String,
+        sha256: String,
+        unit: hdl::mpc::Unit,
+        opts: hdl::mpc::Options,
+    },
+    MagBdi {
+        table: Arc<Table>,
+        unit: hdl::magbdi::Unit,
+    },
+    Dpc {
+        params: DpcParams,
+        unit: hdl::dpc::Unit,
+    },
+}
+
+/// One unit to generate and lint.
+struct Job {
+    /// Unit, depth and configuration, for messages.
+    label: String,
+    /// Directory (under the test's root) its files are written to.
+    dir: String,
+    /// The top module.
+    module: &'static str,
+    /// Pipeline stages asked for.
+    stages: usize,
+    source: Source,
+}
+
+type Generated = (Vec<VerilogFile>, Vec<UnitDescription>);
+
+impl Job {
+    /// The unit's Verilog files (submodules first) and description, and
+    /// the number of header lines at the top of each file.
+    fn generate(&self) -> Result<(Generated, usize), String> {
+        let (out, header) = match &self.source {
+            Source::Mpc {
+                set,
+                model_file,
+                sha256,
+                unit,
+                opts,
+            } => {
+                let header = hdl::mpc::header_lines(set, model_file, sha256, COMMAND);
+                let out = hdl::mpc::generate(set, &[*unit], opts, &header);
+                (out.map_err(|e| e.to_string()), header)
+            }
+            Source::MagBdi { table, unit } => {
+                let header = hdl::magbdi::header_lines(table, COMMAND);
+                let out = hdl::magbdi::generate(table, &[*unit], &header);
+                (out.map_err(|e| e.to_string()), header)
+            }
+            Source::Dpc { params, unit } => {
+                let header = hdl::dpc::header_lines(params, COMMAND);
+                let out = hdl::dpc::generate(params, &[*unit], &header);
+                (out.map_err(|e| e.to_string()), header)
+            }
+        };
+        Ok((out?, header.len()))
+    }
+}
+
+/// The shipped model-set directories: those of `models/*/model.toml`,
+/// sorted by name.
+fn shipped_sets() -> Vec<PathBuf> {
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models");
+    let entries =
+        std::fs::read_dir(&models).unwrap_or_else(|e| panic!("reading {}: {e}", models.display()));
+    let mut dirs: Vec<PathBuf> = entries
+        .map(|e| e.unwrap_or_else(|e| panic!("reading {}: {e}", models.display())))
+        .map(|e| e.path())
+        .filter(|p| p.join(golden::mpc::model::MODEL_FILE).is_file())
+        .collect();
+    dirs.sort();
+    assert!(
+        !dirs.is_empty(),
+        "no model set (*/model.toml) in {}",
+        models.display()
+    );
+    dirs
+}
+
+fn mpc_jobs(jobs: &mut Vec<Job>) {
+    use hdl::mpc::{Options, Unit, COMPRESSOR_STAGES, DECOMPRESSOR_STAGES};
+    for dir in shipped_sets() {
+        let (set, sha256) = ModelSet::load_with_sha256(&dir)
+            .unwrap_or_else(|e| panic!("loading {}: {e}", dir.display()));
+        // as `gen --model models/<set>` names it in the header
+        let model_file = format!(
+            "models/{}/{}",
+            dir.file_name().unwrap_or_default().to_string_lossy(),
+            golden::mpc::model::MODEL_FILE
+        );
+        let set = Arc::new(set);
+        let depths = COMPRESSOR_STAGES
+            .map(|n| (Unit::Compressor, n, Options::with_stages(n, 4)))
+            .chain(
+                DECOMPRESSOR_STAGES.map(|n| (Unit::Decompressor, n, Options::with_stages(3, n))),
+            );
+        for (unit, stages, opts) in depths {
+            let opts = opts.unwrap_or_else(|e| panic!("{e}"));
+            let short = if unit == Unit::Compressor { "c" } else { "d" };
+            jobs.push(Job {
+                label: format!(
+                    "{}, {stages} stages, model set `{}` ({model_file})",
+                    unit.module_name(),
+                    set.name
+                ),
+                dir: format!("mpc-{}-{short}{stages}", set.name),
+                module: unit.module_name(),
+                stages,
+                source: Source::Mpc {
+                    set: Arc::clone(&set),
+                    model_file: model_file.clone(),
+                    sha256: sha256.clone(),
+                    unit,
+                    opts,
+                },
+            });
+        }
+    }
+}
+
+fn magbdi_jobs(jobs: &mut Vec<Job>) {
+    for mag in [32, 16] {
+        for mode in [DeltaMode::Unsigned, DeltaMode::Signed] {
+            let params = Params::new(128, mag, 4, mode);
+            let table = Arc::new(
+                Table::new(params).unwrap_or_else(|e| panic!("MAG-aware BDI 128/{mag}/4: {e}")),
+            );
+            let config = hdl::magbdi::config_name(&params);
+            for unit in hdl::magbdi::Unit::ALL {
+                jobs.push(Job {
+                    label: format!(
+                        "{}, {} stage, MAG-aware BDI block 128 B, MAG {mag} B, base 4 B, {mode} deltas",
+                        unit.module_name(),
+                        hdl::magbdi::LATENCY
+                    ),
+                    dir: format!("{config}-{}", unit.module_name()),
+                    module: unit.module_name(),
+                    stages: hdl::magbdi::LATENCY,
+                    source: Source::MagBdi {
+                        table: Arc::clone(&table),
+                        unit,
+                    },
+                });
+            }
+        }
+    }
+}
+
+fn dpc_jobs(jobs: &mut Vec<Job>) {
+    use golden::dpc::{SECTOR_BYTES, SEGMENT_BYTES};
+    let params = DpcParams::new(128, SEGMENT_BYTES, SECTOR_BYTES)
+        .unwrap_or_else(|e| panic!("DPC default geometry: {e}"));
+    for unit in hdl::dpc::Unit::ALL {
+        let stages = match unit {
+            hdl::dpc::Unit::Compressor(_) => hdl::dpc::COMPRESSOR_LATENCY,
+            hdl::dpc::Unit::Decompressor(_) => hdl::dpc::DECOMPRESSOR_LATENCY,
+        } as usize;
+        let module = hdl::dpc::module_name(unit);
+        jobs.push(Job {
+            label: format!(
+                "{module}, {stages} stages, DPC block 128 B, segment {SEGMENT_BYTES} B, sector {SECTOR_BYTES} B"
+            ),
+            dir: format!("dpc-{module}"),
+            module,
+            stages,
+            source: Source::Dpc { params, unit },
+        });
+    }
+}
+
+/// Every unit to lint, the largest first (the MPC sets with the most
+/// predictors), so that the last runs are short ones.
+fn jobs() -> Vec<Job> {
+    let mut jobs = Vec::new();
+    mpc_jobs(&mut jobs);
+    magbdi_jobs(&mut jobs);
+    dpc_jobs(&mut jobs);
+    let weight = |j: &Job| match &j.source {
+        Source::Mpc { set, .. } => set.predictors.len() + 1,
+        _ => 0,
+    };
+    jobs.sort_by_key(|j| std::cmp::Reverse(weight(j)));
+    jobs
+}
+
+/// The Verilog of `texts` without the first `header` lines of each (the
+/// header comment, which names the model set and its file).
+fn body<'a>(texts: impl IntoIterator<Item = &'a str>, header: usize) -> String {
+    let mut out = String::new();
+    for text in texts {
+        let mut lines = text.split_inclusive('\n');
+        let head: Vec<&str> = lines.by_ref().take(header).collect();
+        assert!(
+            head.iter().all(|l| l.starts_with("//")),
+            "the first {header} lines of a generated file are not its header comment"
+        );
+        out.push('\0');
+        out.extend(lines);
+    }
+    out
+}
+
+/// The hash of a [`body`].
+fn hash(body: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    body.hash(&mut h);
+    h.finish()
+}
+
+/// A unit linted: its label, its files and their header lines.
+struct Linted {
+    label: String,
+    paths: Vec<PathBuf>,
+    header: usize,
+}
+
+impl Linted {
+    /// Whether its Verilog, header comments aside, is `body`.
+    fn has_body(&self, expected: &str) -> bool {
+        let texts: Result<Vec<String>, _> =
+            self.paths.iter().map(std::fs::read_to_string).collect();
+        texts.is_ok_and(|t| body(t.iter().map(String::as_str), self.header) == expected)
+    }
+}
+
+/// The units linted, by the hash of their [`body`].
+type Seen = Mutex<HashMap<u64, Vec<Linted>>>;
+
+/// What became of one unit.
+enum Outcome {
+    Clean,
+    SameAs(String),
+    Problem(String),
+}
+
+/// Generate, write and lint one job.
+fn check(job: &Job, root: &Path, seen: &Seen) -> Outcome {
+    let ((files, described), header) = match job.generate() {
+        Ok(g) => g,
+        Err(e) => return Outcome::Problem(format!("{}: generating: {e}", job.label)),
+    };
+    match described.as_slice() {
+        [d] if d.module == job.module && d.latency == job.stages => {}
+        other => {
+            let got: Vec<String> = other
+                .iter()
+                .map(|d| format!("{} ({} stages)", d.module, d.latency))
+                .collect();
+            return Outcome::Problem(format!(
+                "{}: the generator described {}",
+                job.label,
+                got.join(", ")
+            ));
+        }
+    }
+    let dir = root.join(&job.dir);
+    let paths = match hdl::ir::write_files(&dir, &files) {
+        Ok(p) => p,
+        Err(e) => {
+            return Outcome::Problem(format!("{}: writing {}: {e}", job.label, dir.display()))
+        }
+    };
+    let key = body(files.iter().map(|f| f.text.as_str()), header);
+    {
+        let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+        let same = seen.entry(hash(&key)).or_default();
+        if let Some(first) = same.iter().find(|l| l.has_body(&key)) {
+            return Outcome::SameAs(first.label.clone());
+        }
+        same.push(Linted {
+            label: job.label.clone(),
+            paths: paths.clone(),
+            header,
+        });
+    }
+    let mut cmd = Command::new("verilator");
+    cmd.args(["--lint-only", "-Wall", "--top-module", job.module])
+        .args(&paths);
+    match cmd.output() {
+        Ok(o) if o.status.success() && o.stdout.is_empty() && o.stderr.is_empty() => Outcome::Clean,
+        Ok(o) => Outcome::Problem(format!(
+            "{}: verilator --lint-only -Wall ({}, {}):\n{}{}",
+            job.label,
+            dir.display(),
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )),
+        Err(e) => Outcome::Problem(format!("{}: could not run {cmd:?}: {e}", job.label)),
+    }
+}
+
+#[test]
+fn every_unit_at_every_depth_is_lint_clean() {
+    if !hdl::tools::available(
+        &["verilator"],
+        "every_unit_at_every_depth_is_lint_clean",
+        INSTALL_HINT,
+    ) {
+        return;
+    }
+    let start = Instant::now();
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("lint_every_unit");
+    let _ = std::fs::remove_dir_all(&root);
+    let jobs = jobs();
+    let next = AtomicUsize::new(0);
+    let seen = Seen::default();
+    let outcomes = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let outcome = check(job, &root, &seen);
+                    outcomes
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((job.label.as_str(), outcome));
+                }
+            });
+        }
+    });
+    let outcomes = outcomes.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut problems = Vec::new();
+    let mut linted = 0;
+    for (label, outcome) in &outcomes {
+        match outcome {
+            Outcome::Clean => linted += 1,
+            Outcome::SameAs(first) => eprintln!("{label}: the Verilog of {first}"),
+            Outcome::Problem(p) => problems.push(p.as_str()),
+        }
+    }
+    eprintln!(
+        "{linted} units linted clean, {} identical to one of them, of {} in {:.1} s ({workers} at a time)",
+        outcomes.len() - linted - problems.len(),
+        jobs.len(),
+        start.elapsed().as_secs_f64()
+    );
+    assert!(
+        problems.is_empty(),
+        "{} of {} units:\n{}",
+        problems.len(),
+        jobs.len(),
+        problems.join("\n")
+    );
+}
