@@ -35,12 +35,21 @@ gen:
 ## integration tests, and the runs use those. The co-simulations and the
 ## fuzz run go TEST_JOBS at a time (default: one per core), each one's
 ## output printed when it ends.
+## A test whose tool, corpus or GPU adapter is missing is skipped (a failure
+## under MPCGEN_REQUIRE_TOOLS=1 or MPCGEN_REQUIRE_GPU=1) and appends a line
+## to SKIP_LOG (MPCGEN_SKIP_LOG); the end of the run lists them, or says
+## that no test was skipped.
 TEST_PROFILE ?= quick
 TEST_BIN      = $(or $(CARGO_TARGET_DIR),target)/$(TEST_PROFILE)
 TEST_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+SKIP_LOG      = $(abspath $(TEST_BIN))/skipped-tests.txt
 test: lint
-	$(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE)
-	$(MAKE) -j$(TEST_JOBS) -Otarget cosim-quick fuzz-short COSIM_RUN=$(TEST_BIN)/cosim FUZZ_RUN=$(TEST_BIN)/fuzz
+	@mkdir -p $(dir $(SKIP_LOG)) && : > $(SKIP_LOG)
+	MPCGEN_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE)
+	MPCGEN_SKIP_LOG=$(SKIP_LOG) $(MAKE) -j$(TEST_JOBS) -Otarget cosim-quick fuzz-short COSIM_RUN=$(TEST_BIN)/cosim FUZZ_RUN=$(TEST_BIN)/fuzz
+	@n=$$(sed 's/: .*//' $(SKIP_LOG) | sort -u | wc -l); \
+	if [ $$n -eq 0 ]; then echo "no test skipped"; \
+	else echo "$$n tests skipped:"; awk '!seen[$$0]++' $(SKIP_LOG); fi
 
 ## Fuzzing (fuzz/README.md): every target for FUZZ_SECONDS each, going on
 ## after findings; findings in fuzz/findings/. fuzz-short: FUZZ_SHORT_SECONDS

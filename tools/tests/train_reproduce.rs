@@ -12,6 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../golden/tests/common/skip.rs"]
+mod skip;
+
 /// The repository root.
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -20,21 +23,21 @@ fn repo() -> PathBuf {
         .to_path_buf()
 }
 
-/// The shared corpus, or `None` (after a note) when it is missing and
-/// `MPCGEN_REQUIRE_TOOLS` is not 1.
+/// The shared corpus, or `None` after a recorded skip when it is missing
+/// (a failure under `MPCGEN_REQUIRE_TOOLS=1`).
 fn corpus(test: &str) -> Option<PathBuf> {
     let dir = repo().join("../shared/corpus");
     if dir.join("MANIFEST.tsv").is_file() {
         return Some(dir);
     }
-    let strict = std::env::var("MPCGEN_REQUIRE_TOOLS").is_ok_and(|v| v == "1");
-    assert!(
-        !strict,
-        "MPCGEN_REQUIRE_TOOLS=1 and no corpus at {}, which {test} needs (place the shared \
-         corpus beside the repository)",
-        dir.display()
+    skip::skip(
+        skip::REQUIRE_TOOLS,
+        test,
+        &format!(
+            "no corpus at {} (place the shared corpus beside the repository)",
+            dir.display()
+        ),
     );
-    eprintln!("SKIPPED {test}: no corpus at {}", dir.display());
     None
 }
 

@@ -484,18 +484,25 @@ impl Gpu {
     }
 }
 
-/// The device for tests: the best adapter, or `None` (with a note on
-/// stderr) when none opens, unless `MPCGEN_REQUIRE_GPU` is set to anything
-/// but `0`, in which case a missing adapter panics so that a broken driver
-/// install cannot pass by skipping.
+/// The skip rule of the workspace's tests (`MPCGEN_REQUIRE_GPU`,
+/// `MPCGEN_SKIP_LOG`), shared with `hdl::tools` and the fuzzer.
+#[path = "../../../golden/tests/common/skip.rs"]
+mod skip_rule;
+
+/// The device for tests: the best adapter, or `None` when none opens. A
+/// missing adapter skips the test by the workspace's one rule: with
+/// `MPCGEN_REQUIRE_GPU=1` (exactly `1`) it panics, so that a broken driver
+/// install cannot pass by skipping; otherwise a note on stderr and a line
+/// in the file `MPCGEN_SKIP_LOG` names.
 pub fn test_gpu() -> Option<Gpu> {
     match Gpu::open(None) {
         Ok(g) => Some(g),
         Err(e) => {
-            if std::env::var_os("MPCGEN_REQUIRE_GPU").is_some_and(|v| v != "0") {
-                panic!("MPCGEN_REQUIRE_GPU is set and no GPU adapter opens: {e}");
-            }
-            eprintln!("no GPU adapter, GPU test not run: {e}");
+            skip_rule::skip(
+                skip_rule::REQUIRE_GPU,
+                "this GPU test",
+                &format!("no GPU adapter opens: {e}"),
+            );
             None
         }
     }
