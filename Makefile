@@ -53,19 +53,24 @@ test: lint
 
 ## Fuzzing (fuzz/README.md): every target for FUZZ_SECONDS each, going on
 ## after findings; findings in fuzz/findings/. fuzz-short: FUZZ_SHORT_SECONDS
-## each, ending a target at its first finding.
+## each, ending a target at its first finding. Seeds are cut from CORPUS:
+## another CORPUS than ../shared/corpus is passed as --corpus and must be
+## usable (else an error); ../shared/corpus is the fuzzer's own default,
+## which without the corpus runs on synthetic data and records a skip (an
+## error under MPCGEN_REQUIRE_TOOLS=1).
 FUZZ_SECONDS       ?= 600
 FUZZ_SHORT_SECONDS ?= 10
 FUZZ_SEED          ?= 1
 # how the fuzz and co-simulation binaries are run (make test runs the ones
 # its tests were built with)
 FUZZ_RUN           ?= $(CARGO) run --release -p mpcgen-fuzz --
+FUZZ_CORPUS         = $(if $(filter ../shared/corpus,$(CORPUS)),,--corpus $(CORPUS))
 COSIM_RUN          ?= $(CARGO) run --release -q -p testbench --bin cosim --
 fuzz:
-	$(FUZZ_RUN) all --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --keep-going --corpus $(CORPUS)
+	$(FUZZ_RUN) all --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --keep-going $(FUZZ_CORPUS)
 
 fuzz-short:
-	$(FUZZ_RUN) all --seconds $(FUZZ_SHORT_SECONDS) --seed $(FUZZ_SEED) --corpus $(CORPUS)
+	$(FUZZ_RUN) all --seconds $(FUZZ_SHORT_SECONDS) --seed $(FUZZ_SEED) $(FUZZ_CORPUS)
 
 SHIPPED_SETS ?= $(sort $(dir $(wildcard models/*/model.toml)))
 COSIM_BLOCKS ?= 200

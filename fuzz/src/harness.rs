@@ -549,9 +549,11 @@ fn worker_command(job: &WorkerJob, s: &Settings) -> Result<Command, FuzzError> {
         .arg("--findings")
         .arg(&s.findings)
         .arg("--models")
-        .arg(&s.paths.models)
-        .arg("--corpus")
-        .arg(&s.paths.corpus);
+        .arg(&s.paths.models);
+    match &s.paths.corpus {
+        Some(k) => c.arg("--corpus").arg(k),
+        None => c.arg("--no-corpus"),
+    };
     if job.keep_going {
         c.arg("--keep-going");
     }

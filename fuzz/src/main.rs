@@ -11,8 +11,8 @@ use clap::{Args, Parser, Subcommand};
 
 use mpcgen_fuzz::alloc::CountingAlloc;
 use mpcgen_fuzz::harness::{self, Settings, WorkerJob};
-use mpcgen_fuzz::targets::{SELFTESTS, TARGETS};
-use mpcgen_fuzz::Paths;
+use mpcgen_fuzz::targets::{CORPUS_TARGETS, SELFTESTS, TARGETS};
+use mpcgen_fuzz::{check_corpus, default_corpus_from_env, Paths};
 
 /// `println!` that ignores a closed stdout (`fuzz ... | head`).
 macro_rules! say {
@@ -63,10 +63,15 @@ struct Common {
     /// The model sets (default: the workspace's models/)
     #[arg(long, global = true)]
     models: Option<PathBuf>,
-    /// The corpus pieces are taken from (default: ../shared/corpus; random
-    /// data when missing)
-    #[arg(long, global = true)]
+    /// The corpus seeds are cut from: a directory (or file) with at least
+    /// one readable data file, else an error. Default: ../shared/corpus
+    /// beside the workspace when usable; without it, synthetic data only
+    /// and a recorded skip (an error under MPCGEN_REQUIRE_TOOLS=1)
+    #[arg(long, global = true, value_name = "DIR")]
     corpus: Option<PathBuf>,
+    /// No corpus: seeds from synthetic data only
+    #[arg(long, global = true, conflicts_with = "corpus")]
+    no_corpus: bool,
 }
 
 #[derive(Subcommand)]
@@ -107,7 +112,10 @@ enum Cmd {
     },
 }
 
-fn settings(c: &Common) -> Result<Settings> {
+/// The run's settings; `corpus_needed`: whether the targets run cut
+/// seeds from the corpus (replay, minimisation and the harness's self
+/// tests do not; without `--corpus` they run without one).
+fn settings(c: &Common, corpus_needed: bool) -> Result<Settings> {
     if c.max_peak_mib == 0 || c.max_peak_mib > 1 << 20 {
         bail!(
             "--max-peak-mib {}: must be between 1 and {}",
@@ -122,9 +130,16 @@ fn settings(c: &Common) -> Result<Settings> {
     if let Some(m) = &c.models {
         paths.models = m.clone();
     }
-    if let Some(k) = &c.corpus {
-        paths.corpus = k.clone();
-    }
+    paths.corpus = match &c.corpus {
+        Some(k) => {
+            check_corpus(k)?;
+            Some(k.clone())
+        }
+        None if corpus_needed && !c.no_corpus => {
+            default_corpus_from_env(&Paths::workspace_corpus())?
+        }
+        None => None,
+    };
     Ok(Settings {
         paths,
         findings: c
@@ -144,8 +159,19 @@ fn check_target(t: &str) -> Result<()> {
     }
 }
 
+/// Whether `fuzz TARGET` (or `all`) cuts seeds from the corpus.
+fn needs_corpus(target: Option<&str>) -> bool {
+    match target {
+        Some("all") => true,
+        Some(t) => CORPUS_TARGETS.contains(&t),
+        None => false,
+    }
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
-    let s = settings(&cli.common)?;
+    let worker = matches!(cli.cmd, Some(Cmd::Worker { .. }));
+    let needed = cli.cmd.is_none() && needs_corpus(cli.target.as_deref());
+    let s = settings(&cli.common, needed || worker)?;
     match cli.cmd {
         Some(Cmd::Worker {
             target,

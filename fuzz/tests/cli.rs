@@ -196,6 +196,42 @@ fn bad_arguments_are_clear_errors() {
     assert!(text(&o).contains("/nonexistent/x--y.bin"), "{}", text(&o));
 }
 
+/// A corpus named on the command line must be usable: a missing
+/// directory, one without a data file and one whose only file is empty
+/// are errors before any target runs; `--corpus` with `--no-corpus` is
+/// refused; a corpus with data runs.
+#[test]
+fn a_named_corpus_that_cannot_be_used_is_an_error() {
+    let f = scratch("corpus");
+    let empty = f.join("empty");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let hollow = f.join("hollow");
+    std::fs::create_dir_all(hollow.join("int32")).expect("mkdir");
+    std::fs::write(hollow.join("int32/a.bin"), b"").expect("write");
+    for dir in [f.join("missing"), empty, hollow] {
+        let d = dir.display().to_string();
+        for target in ["block-decoders", "all"] {
+            let o = fuzz(&[target, "--seconds", "1", "--corpus", &d], &f);
+            let out = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{target} --corpus {d}: {out}");
+            assert!(out.contains(&d) && !out.contains("inputs in"), "{out}");
+        }
+    }
+    let o = fuzz(
+        &["all", "--seconds", "1", "--corpus", "x", "--no-corpus"],
+        &f,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let ok = f.join("ok");
+    std::fs::create_dir_all(ok.join("int32")).expect("mkdir");
+    let data: Vec<u8> = (0..4096u32).map(|i| (i / 3) as u8).collect();
+    std::fs::write(ok.join("int32/a.bin"), data).expect("write");
+    let d = ok.display().to_string();
+    let o = fuzz(&["block-decoders", "--seconds", "1", "--corpus", &d], &f);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("block-decoders: "), "{}", text(&o));
+}
+
 /// A memory finding names the library function and source line that
 /// allocated, so the build `make test` uses must carry enough debug
 /// information for backtraces to resolve the workspace's frames.

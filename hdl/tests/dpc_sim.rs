@@ -3,8 +3,6 @@
 //! the golden model: corner-case, structured, random and corpus blocks,
 //! every critical mask, corrupted packets, with random valid/ready stalls.
 
-use std::path::PathBuf;
-
 use golden::dpc::{Dpc, DpcParams, Mode};
 use hdl::dpc::{self, packet_width, Unit};
 use hdl::ir::{Bits, Module, Sim};
@@ -118,31 +116,12 @@ fn test_blocks(p: &DpcParams, n_random: usize, seed: u64) -> Vec<Vec<u8>> {
     v
 }
 
-/// Corpus blocks when the shared corpus is present (a few per file).
+/// `per_file` blocks of every corpus file (none, after a recorded skip,
+/// without the corpus; a failure under MPCGEN_REQUIRE_TOOLS=1).
 fn corpus_blocks(b: usize, per_file: usize) -> Vec<Vec<u8>> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-    let mut out = Vec::new();
-    let Ok(classes) = std::fs::read_dir(&root) else {
-        return out;
-    };
-    let mut files: Vec<PathBuf> = classes
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .flat_map(|e| std::fs::read_dir(e.path()).into_iter().flatten().flatten())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-        .collect();
-    files.sort();
-    for f in files {
-        if let Ok(data) = std::fs::read(&f) {
-            let n = data.len() / b;
-            for i in 0..per_file.min(n) {
-                let at = (i * 7919 % n.max(1)) * b;
-                out.push(data[at..at + b].to_vec());
-            }
-        }
-    }
-    out
+    hdl::tools::corpus_blocks("the corpus blocks of the DPC IR simulation", b, |n| {
+        (0..per_file.min(n)).map(|i| i * 7919 % n.max(1)).collect()
+    })
 }
 
 /// Drive `inputs` through `m` with random stalls on both sides; return

@@ -6,16 +6,12 @@
 //! Verilog is linted with Verilator -Wall, Icarus -g2005 and yosys when
 //! they are installed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use golden::magbdi::{DeltaMode, MagBdi, Params, Table};
 use hdl::ir::{Bits, Sim};
 use hdl::magbdi::{compressor, decompressor, generate, header_lines, write_units, GenError, Unit};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn to_bits(b: &[u8]) -> Bits {
     let words: Vec<u64> = b
@@ -108,31 +104,13 @@ fn test_blocks(p: &Params, table: &Table, n_random: usize) -> Vec<Vec<u8>> {
             .collect();
         v.push(words_to_block(&words, k));
     }
-    let corpus = repo().join("../shared/corpus");
-    if let Ok(classes) = std::fs::read_dir(&corpus) {
-        let mut files: Vec<PathBuf> = classes
-            .filter_map(|e| e.ok())
-            .flat_map(|d| {
-                std::fs::read_dir(d.path())
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|e| e.ok())
-                    .map(|e| e.path())
-            })
-            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-            .collect();
-        files.sort();
-        for f in files {
-            if let Ok(data) = std::fs::read(&f) {
-                for j in 0..4 {
-                    let off = (data.len() / bb / 5 * (j + 1)) * bb;
-                    if let Some(c) = data.get(off..off + bb) {
-                        v.push(c.to_vec());
-                    }
-                }
-            }
-        }
-    }
+    // four corpus blocks of every corpus file (a recorded skip, or a
+    // failure under MPCGEN_REQUIRE_TOOLS=1, without the corpus)
+    v.extend(hdl::tools::corpus_blocks(
+        "the corpus blocks of the MAG-aware BDI IR simulation",
+        bb,
+        |n| (1..=4).map(|j| n / 5 * j).collect(),
+    ));
     v
 }
 

@@ -84,33 +84,12 @@ fn test_blocks(n_random: usize) -> Vec<[u8; 32]> {
         }
         v.push(b);
     }
-    // corpus blocks, a few from each class, if the corpus is present
-    let corpus = repo().join("../shared/corpus");
-    if let Ok(classes) = std::fs::read_dir(&corpus) {
-        let mut files: Vec<PathBuf> = classes
-            .filter_map(|e| e.ok())
-            .flat_map(|d| {
-                std::fs::read_dir(d.path())
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|e| e.ok())
-                    .map(|e| e.path())
-            })
-            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
-            .collect();
-        files.sort();
-        for f in files {
-            if let Ok(data) = std::fs::read(&f) {
-                for k in 0..2 {
-                    let off = (data.len() / 32 / 3 * (k + 1)) * 32;
-                    if let Some(c) = data.get(off..off + 32) {
-                        let mut b = [0u8; 32];
-                        b.copy_from_slice(c);
-                        v.push(b);
-                    }
-                }
-            }
-        }
+    // two corpus blocks of every corpus file (a recorded skip, or a
+    // failure under MPCGEN_REQUIRE_TOOLS=1, without the corpus)
+    for c in hdl::tools::corpus_blocks("the corpus blocks of the MPC IR simulation", 32, |n| {
+        vec![n / 3, n / 3 * 2]
+    }) {
+        v.push(c.try_into().expect("32-byte block"));
     }
     v
 }

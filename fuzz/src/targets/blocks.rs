@@ -170,7 +170,7 @@ impl BlockDecoders {
         }
         Ok(BlockDecoders {
             decoders,
-            samples: Samples::load(&paths.corpus, seed),
+            samples: Samples::load(paths.corpus.as_deref(), seed),
         })
     }
 

@@ -120,7 +120,7 @@ impl ContainerTarget {
         let mut t = ContainerTarget {
             mode,
             codecs,
-            samples: Samples::load(&paths.corpus, seed),
+            samples: Samples::load(paths.corpus.as_deref(), seed),
             seeds: Vec::new(),
             pool,
         };

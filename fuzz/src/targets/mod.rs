@@ -17,6 +17,9 @@ pub const TARGETS: [&str; 4] = [
     "block-decoders",
 ];
 
+/// The targets whose seeds are cut from the corpus (when there is one).
+pub const CORPUS_TARGETS: [&str; 3] = ["container-stream", "container-random", "block-decoders"];
+
 /// Targets that only check the harness itself (used by its tests; not
 /// part of `all`).
 pub const SELFTESTS: [&str; 3] = ["selftest-panic", "selftest-memory", "selftest-time"];

@@ -19,17 +19,22 @@ pub struct Samples {
 
 impl Samples {
     /// Pieces of every data file of `corpus` at offsets drawn from `seed`;
-    /// none when the directory is missing or holds no data file.
-    pub fn load(corpus: &Path, seed: u64) -> Samples {
+    /// none without a corpus, or when it holds no data file (the command
+    /// line refuses such a corpus before: [`crate::check_corpus`]).
+    pub fn load(corpus: Option<&Path>, seed: u64) -> Samples {
         let mut rng = Rng::new(seed ^ 0x5a4d_504c_4553);
         let mut pieces = Vec::new();
-        for f in tools::corpus::data_files_of(corpus).unwrap_or_default() {
+        let files = corpus.and_then(|c| tools::corpus::data_files_of(c).ok());
+        for f in files.unwrap_or_default() {
             let Ok(mut file) = File::open(&f) else {
                 continue;
             };
             let Ok(len) = file.metadata().map(|m| m.len()) else {
                 continue;
             };
+            if len == 0 {
+                continue;
+            }
             for _ in 0..PIECES_PER_FILE {
                 let n = (PIECE_BYTES as u64).min(len) as usize;
                 let at = rng.below(len - n as u64 + 1);
@@ -148,7 +153,7 @@ mod tests {
 
     #[test]
     fn synthetic_data_has_the_requested_size_without_a_corpus() {
-        let s = Samples::load(Path::new("/nonexistent-corpus"), 1);
+        let s = Samples::load(Some(Path::new("/nonexistent-corpus")), 1);
         assert!(!s.has_corpus());
         let mut rng = Rng::new(1);
         for len in [0usize, 1, 31, 32, 33, 1000] {
