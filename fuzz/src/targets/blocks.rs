@@ -16,6 +16,8 @@
 //! offset; a decoded block re-compresses and decodes to itself (and the
 //! fast compressor matches the reference).
 
+use std::path::{Path, PathBuf};
+
 use golden::baselines::sc2::{Sc2, DEFAULT_MAX_LEN};
 use golden::baselines::{Bdi, BlockCodec, Bpc, CPack, Fpc};
 use golden::dpc::{Dpc, DpcParams};
@@ -26,16 +28,6 @@ use golden::mpc::{reference, ModelSet, MpcCodec, BLOCK_BYTES};
 use super::samples::Samples;
 use crate::rng::{fnv1a, Rng};
 use crate::{Finding, FuzzError, Input, Paths, Target};
-
-/// Shipped model sets whose decoders are fuzzed.
-const MPC_SETS: [&str; 6] = [
-    "default",
-    "default-exact",
-    "extended",
-    "example",
-    "int32",
-    "fp32",
-];
 
 /// MAG-aware BDI geometries: block, MAG, base bytes, delta mode.
 const MAG_GEOMETRIES: [(usize, usize, usize, DeltaMode); 5] = [
@@ -93,14 +85,27 @@ fn sc2(block: usize) -> Result<Sc2, FuzzError> {
         .map_err(|e| FuzzError::Setup(format!("SC2: {e}")))
 }
 
+/// The model sets whose decoders are fuzzed: every directory of `models`
+/// with a `model.toml` (every shipped set), by name.
+fn model_sets(models: &Path) -> Result<Vec<(String, PathBuf)>, FuzzError> {
+    let setup =
+        |e: std::io::Error| FuzzError::Setup(format!("model sets in {}: {e}", models.display()));
+    let mut sets = Vec::new();
+    for e in std::fs::read_dir(models).map_err(setup)? {
+        let dir = e.map_err(setup)?.path();
+        if dir.join("model.toml").is_file() {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            sets.push((name.unwrap_or_default(), dir));
+        }
+    }
+    sets.sort();
+    Ok(sets)
+}
+
 impl BlockDecoders {
     pub fn new(paths: &Paths, seed: u64) -> Result<Self, FuzzError> {
         let mut decoders = Vec::new();
-        for name in MPC_SETS {
-            let dir = paths.models.join(name);
-            if !dir.join("model.toml").exists() {
-                continue;
-            }
+        for (name, dir) in model_sets(&paths.models)? {
             let set = ModelSet::load(&dir)
                 .map_err(|e| FuzzError::Setup(format!("model set {name}: {e}")))?;
             let avx2 = Kernel::Avx2
