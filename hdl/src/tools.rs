@@ -73,6 +73,9 @@ pub fn corpus_files(test: &str) -> Vec<PathBuf> {
 fn list_corpus(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let unreadable =
         |d: &Path, e: std::io::Error| format!("corpus {} unreadable: {e}", d.display());
+    if !dir.exists() {
+        return Err(format!("no corpus at {}", dir.display()));
+    }
     let mut files = Vec::new();
     for class in std::fs::read_dir(dir).map_err(|e| unreadable(dir, e))? {
         let class = class.map_err(|e| unreadable(dir, e))?.path();
@@ -195,6 +198,27 @@ mod tests {
             )
         });
         assert!(r.is_err(), "an unrecorded skip would pass unseen");
+    }
+
+    #[test]
+    fn a_corpus_lists_its_class_files_and_blocks_are_read_where_picked() {
+        let root = log_in("corpus").with_file_name("corpus");
+        let e = list_corpus(&root).expect_err("missing");
+        assert!(e.starts_with("no corpus at"), "{e}");
+        std::fs::create_dir_all(root.join("int32")).expect("mkdir");
+        std::fs::write(root.join("MANIFEST.tsv"), "x").expect("write");
+        std::fs::write(root.join("int32/a.txt"), "x").expect("write");
+        let e = list_corpus(&root).expect_err("no data file");
+        assert!(e.contains("no CLASS/*.bin file"), "{e}");
+        let data: Vec<u8> = (0..100).collect();
+        std::fs::write(root.join("int32/b.bin"), &data).expect("write");
+        std::fs::create_dir_all(root.join("fp32")).expect("mkdir");
+        std::fs::write(root.join("fp32/a.bin"), &data[..40]).expect("write");
+        let files = list_corpus(&root).expect("listed");
+        assert_eq!(files, [root.join("fp32/a.bin"), root.join("int32/b.bin")]);
+        // 3 whole blocks of 32 bytes: the block past the end is left out
+        let blocks = file_blocks(&files[1], 32, &|n| vec![n - 1, 0, n]).expect("read");
+        assert_eq!(blocks, [data[64..96].to_vec(), data[..32].to_vec()]);
     }
 
     /// Run by [`the_environment_decides_and_processes_append_whole_lines`]
