@@ -239,14 +239,16 @@ impl Gpu {
             })
     }
 
-    /// A uniform buffer of parameters (16-byte multiple).
-    pub fn uniform(&self, label: &str, words: &[u32]) -> wgpu::Buffer {
-        let mut w = words.to_vec();
-        w.resize(words.len().next_multiple_of(4).max(4), 0);
+    /// A uniform buffer holding `bytes` (zero-padded to a 16-byte
+    /// multiple), e.g. `bytemuck::bytes_of` of a
+    /// [`Uniform`](super::uniform::Uniform).
+    pub fn uniform(&self, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+        let mut b = bytes.to_vec();
+        b.resize(bytes.len().next_multiple_of(16).max(16), 0);
         self.device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
-                contents: bytemuck::cast_slice(&w),
+                contents: &b,
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             })
     }

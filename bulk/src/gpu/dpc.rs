@@ -4,6 +4,7 @@
 //! segments only (the bulk codec's geometry). The sector size does not
 //! change plain DPC packets and is not needed.
 
+use super::uniform::DpcUniform;
 use super::GpuAlgo;
 use crate::BulkError;
 use golden::dpc::DpcParams;
@@ -23,7 +24,12 @@ pub fn algo(p: &DpcParams) -> Result<GpuAlgo, BulkError> {
         name: "dpc",
         source: include_str!("wgsl/dpc_compress.wgsl").to_string(),
         decompress: include_str!("wgsl/dpc_decompress.wgsl").to_string(),
-        params: vec![segs, slot_words],
+        params: GpuAlgo::params_of(&DpcUniform {
+            n: 0,
+            segs,
+            slot_words,
+            pad3: 0,
+        }),
         tables: vec![0],
         block_words: segs,
         slot_words,

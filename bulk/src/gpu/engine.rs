@@ -35,7 +35,8 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 use super::device::Gpu;
-use super::kernel::GpuAlgo;
+use super::kernel::{GpuAlgo, PARAMS_BYTES};
+use super::uniform::{PackUniform, ScanUniform};
 use crate::format::Header;
 use crate::{BulkError, WindowChunk, WindowCoder};
 
@@ -143,10 +144,10 @@ struct Buffers {
 impl Buffers {
     fn new(gpu: &Gpu) -> Buffers {
         Buffers {
-            comp_params: gpu.uniform("compress params", &[0; 16]),
-            dec_params: gpu.uniform("decompress params", &[0; 16]),
-            pack_params: gpu.uniform("pack params", &[0; 8]),
-            scan_params: gpu.uniform("scan params", &[0; 4]),
+            comp_params: gpu.uniform("compress params", &[0; PARAMS_BYTES]),
+            dec_params: gpu.uniform("decompress params", &[0; PARAMS_BYTES]),
+            pack_params: gpu.uniform("pack params", bytemuck::bytes_of(&PackUniform::default())),
+            scan_params: gpu.uniform("scan params", bytemuck::bytes_of(&ScanUniform::default())),
             input: None,
             slots: None,
             lens: None,
@@ -235,7 +236,7 @@ impl GpuEngine {
     /// Compile `algo`'s kernels on `gpu` and upload its tables. `max_bits`
     /// is the codec's widest block. Two buffer sets are in flight.
     pub fn new(gpu: Gpu, algo: GpuAlgo, max_bits: usize) -> Result<GpuEngine, BulkError> {
-        if algo.block_words == 0 || algo.params.len() > 15 {
+        if algo.block_words == 0 || 4 * (1 + algo.params.len()) > PARAMS_BYTES {
             return Err(BulkError::Gpu(format!(
                 "{}: bad kernel description",
                 algo.name
@@ -305,12 +306,7 @@ impl GpuEngine {
     }
 
     fn params(&self, buf: &wgpu::Buffer, n: u32) {
-        let mut p = vec![n];
-        p.extend_from_slice(&self.algo.params);
-        p.resize(16, 0);
-        self.gpu
-            .queue
-            .write_buffer(buf, 0, bytemuck::cast_slice(&p));
+        self.gpu.queue.write_buffer(buf, 0, &self.algo.uniform(n));
     }
 
     fn block_bytes(&self) -> usize {
@@ -439,23 +435,26 @@ impl GpuEngine {
         let len4 = (data.len() as u64).next_multiple_of(4);
         up.copy_buffer_to_buffer(get(&b.up), 0, get(&b.input), 0, len4);
         self.params(&b.comp_params, n as u32);
-        let pack = [
-            n as u32,
-            cb as u32,
-            nch as u32,
-            sw as u32,
-            group as u32,
-            width as u32,
-            0,
-            0,
-        ];
+        let pack = PackUniform {
+            n: n as u32,
+            chunk_blocks: cb as u32,
+            chunks: nch as u32,
+            slot_words: sw as u32,
+            group: group as u32,
+            width: width as u32,
+            pad6: 0,
+            pad7: 0,
+        };
         gpu.queue
-            .write_buffer(&b.pack_params, 0, bytemuck::cast_slice(&pack));
-        gpu.queue.write_buffer(
-            &b.scan_params,
-            0,
-            bytemuck::cast_slice(&[nch as u32, 0, 0, 0]),
-        );
+            .write_buffer(&b.pack_params, 0, bytemuck::bytes_of(&pack));
+        let scan = ScanUniform {
+            chunks: nch as u32,
+            pad1: 0,
+            pad2: 0,
+            pad3: 0,
+        };
+        gpu.queue
+            .write_buffer(&b.scan_params, 0, bytemuck::bytes_of(&scan));
 
         let mut k = gpu.device.create_command_encoder(&Default::default());
         let g = gpu.bind(

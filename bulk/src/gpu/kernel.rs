@@ -7,7 +7,8 @@
 //! `@workgroup_size(64)`, thread index `gid.x + gid.y * nwg.x * 64`:
 //!
 //! * `compress`, one thread per block, bindings
-//!   0 `params: Params` (uniform: `n` blocks, then the algorithm's words),
+//!   0 `params: Params` (uniform: `n` blocks, then the algorithm's words;
+//!   the built-in kernels' structs are in [`uniform`](super::uniform)),
 //!   1 `tables: array<u32>` (read), 2 `input: array<u32>` (read: block i is
 //!   words `i*block_words ..`, the block's bytes little-endian),
 //!   3 `slots: array<u32>` (read_write: block i's code in words
@@ -27,7 +28,11 @@
 //! which names the block and the error exactly as the CPU engines do.
 
 use super::device::Gpu;
+use super::uniform::Uniform;
 use crate::BulkError;
+
+/// Bytes of the `params` uniform buffer: `n` and at most 15 words.
+pub const PARAMS_BYTES: usize = 64;
 
 /// One algorithm's kernels and the data they need.
 #[derive(Clone, Debug)]
@@ -38,7 +43,9 @@ pub struct GpuAlgo {
     pub source: String,
     /// WGSL source of `decompress` (without the bit-reader prelude).
     pub decompress: String,
-    /// Algorithm words of the uniform after `n` (at most 15).
+    /// Algorithm words of the uniform after `n` (at most 15). The built-in
+    /// kernels make them from their [`Uniform`] struct with
+    /// [`GpuAlgo::params_of`]; kernels defined elsewhere list their words.
     pub params: Vec<u32>,
     /// Contents of the `tables` binding (at least one word).
     pub tables: Vec<u32>,
@@ -59,10 +66,24 @@ impl GpuAlgo {
         format!("{}\n{}", super::BITS_READ, self.decompress)
     }
 
-    fn uniform(&self, n: u32) -> Vec<u32> {
-        let mut p = vec![n];
-        p.extend_from_slice(&self.params);
-        p
+    /// The [`GpuAlgo::params`] of a uniform struct whose first member is
+    /// `n` (its value is not kept: each dispatch sets its own).
+    pub fn params_of<U: Uniform>(u: &U) -> Vec<u32> {
+        assert_eq!(
+            U::FIELDS.first(),
+            Some(&("n", 0)),
+            "uniform without a leading n"
+        );
+        bytemuck::cast_slice::<U, u32>(std::slice::from_ref(u))[1..].to_vec()
+    }
+
+    /// The bytes of the `params` uniform of a dispatch over `n` blocks or
+    /// segments.
+    pub(crate) fn uniform(&self, n: u32) -> Vec<u8> {
+        let mut b = Vec::with_capacity(PARAMS_BYTES);
+        b.extend_from_slice(bytemuck::bytes_of(&n));
+        b.extend_from_slice(bytemuck::cast_slice(&self.params));
+        b
     }
 }
 

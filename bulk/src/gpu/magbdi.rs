@@ -5,6 +5,7 @@
 //! modes; 4-byte bases only (the bulk codec's geometry). The size table
 //! travels in `tables` as (bytes, delta bits, used bits) per encoding.
 
+use super::uniform::MagBdiUniform;
 use super::GpuAlgo;
 use crate::BulkError;
 use golden::magbdi::{DeltaMode, Params, Table};
@@ -29,12 +30,20 @@ pub fn algo(p: &Params) -> Result<GpuAlgo, BulkError> {
         tables.extend([word(s.bytes)?, s.delta_bits, word(s.used_bits)?]);
     }
     let slot_words = word((ebits as usize + 8 * p.block_bytes).div_ceil(32))?;
-    let signed = u32::from(p.mode == DeltaMode::Signed);
     Ok(GpuAlgo {
         name: "magbdi",
         source: include_str!("wgsl/magbdi_compress.wgsl").to_string(),
         decompress: include_str!("wgsl/magbdi_decompress.wgsl").to_string(),
-        params: vec![vals, ebits, table.raw_code(), signed, slot_words],
+        params: GpuAlgo::params_of(&MagBdiUniform {
+            n: 0,
+            vals,
+            ebits,
+            sizes: table.raw_code(),
+            signed_mode: u32::from(p.mode == DeltaMode::Signed),
+            slot_words,
+            pad6: 0,
+            pad7: 0,
+        }),
         tables,
         block_words: vals,
         slot_words,

@@ -9,7 +9,9 @@
 //! * [`engine`]: the window pipeline (upload, kernels, device-side chunk
 //!   packing, download) behind [`crate::WindowCoder`].
 //! * [`mpc`], [`magbdi`], [`dpc`]: the kernels and tables of each codec.
-//! * [`open`]: the engine for a bulk codec; [`bench`]: its measurements.
+//! * [`uniform`]: the kernels' uniforms as Rust structs, checked against
+//!   their WGSL structs.
+//! * [`open`]: the engine for a bulk codec; [`bench`](mod@bench): its measurements.
 
 pub mod bench;
 pub mod device;
@@ -19,6 +21,7 @@ pub mod kernel;
 pub mod magbdi;
 pub mod mpc;
 pub mod open;
+pub mod uniform;
 
 pub use device::{adapters, AdapterDesc, Gpu};
 pub use engine::{GpuEngine, GpuStats};

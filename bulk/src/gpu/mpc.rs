@@ -10,6 +10,7 @@
 //! and the restore order (32 bytes). The kernels move only the set bits
 //! through these permutations, so sparse residues cost little.
 
+use super::uniform::MpcUniform;
 use super::GpuAlgo;
 use crate::BulkError;
 use golden::mpc::{ByteRule, ModelSet, Selection, BLOCK_BYTES, STREAM_BITS};
@@ -105,15 +106,16 @@ pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
         name: "mpc",
         source: COMPRESS_WGSL.to_string(),
         decompress: DECOMPRESS_WGSL.to_string(),
-        params: vec![
-            set.header_bits(),
-            set.predictors.len() as u32,
+        params: GpuAlgo::params_of(&MpcUniform {
+            n: 0,
+            h: set.header_bits(),
+            np: set.predictors.len() as u32,
             flags,
-            set.predictor_id(0),
-            set.raw_id(),
+            pred_id0: set.predictor_id(0),
+            raw_id: set.raw_id(),
             max_bits,
             slot_words,
-        ],
+        }),
         tables,
         block_words: (BLOCK_BYTES / 4) as u32,
         slot_words,

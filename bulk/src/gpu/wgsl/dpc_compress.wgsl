@@ -4,7 +4,7 @@
 // Packet: C | ES[0..31] | ED(group 0) .. ED(group 31), or C = 0 and the
 // block's bytes when the coded payload is not strictly shorter.
 
-struct Params { n: u32, segs: u32, slot_words: u32, p3: u32 }
+struct Params { n: u32, segs: u32, slot_words: u32, pad3: u32 }
 @group(0) @binding(0) var<uniform> params: Params;
 // tables[0] = 0 (no table is needed; it seeds the OR of the segments)
 @group(0) @binding(1) var<storage, read> tables: array<u32>;

@@ -3,7 +3,7 @@
 // decodes within the segment's bits and they are used exactly (the CPU
 // decoder's Truncated / TrailingBits otherwise).
 
-struct Params { n: u32, segs: u32, slot_words: u32, p3: u32 }
+struct Params { n: u32, segs: u32, slot_words: u32, pad3: u32 }
 @group(0) @binding(0) var<uniform> params: Params;
 // tables[0] = 0 (no table is needed; it seeds the status)
 @group(0) @binding(1) var<storage, read> tables: array<u32>;

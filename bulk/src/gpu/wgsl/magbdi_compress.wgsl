@@ -5,7 +5,7 @@
 // `ebits`-bit encoding, then base | bitmask | deltas | zero padding to the
 // size's bytes, or the block's bytes for raw.
 
-struct Params { n: u32, vals: u32, ebits: u32, sizes: u32, signed_mode: u32, slot_words: u32, p6: u32, p7: u32 }
+struct Params { n: u32, vals: u32, ebits: u32, sizes: u32, signed_mode: u32, slot_words: u32, pad6: u32, pad7: u32 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
 @group(0) @binding(2) var<storage, read> input: array<u32>;

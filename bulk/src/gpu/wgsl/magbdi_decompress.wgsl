@@ -4,7 +4,7 @@
 // is zero, and the codes use the segment's bits exactly (the CPU decoder's
 // BadCode / Truncated / Invalid / TrailingBits otherwise).
 
-struct Params { n: u32, vals: u32, ebits: u32, sizes: u32, signed_mode: u32, slot_words: u32, p6: u32, p7: u32 }
+struct Params { n: u32, vals: u32, ebits: u32, sizes: u32, signed_mode: u32, slot_words: u32, pad6: u32, pad7: u32 }
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
 @group(0) @binding(2) var<storage, read> payload: array<u32>;

@@ -1,14 +1,14 @@
 // See pack.wgsl: window_scan and scatter.
 
 struct Params {
-    n: u32,
-    chunk_blocks: u32,
-    chunks: u32,
-    slot_words: u32,
-    group: u32,
-    width: u32,
-    p6: u32,
-    p7: u32,
+    n: u32,            // blocks in the part
+    chunk_blocks: u32, // blocks per chunk
+    chunks: u32,       // chunks in the part
+    slot_words: u32,   // words in one compress slot
+    group: u32,        // blocks per table field; 0: no table
+    width: u32,        // table field width W
+    pad6: u32,
+    pad7: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
