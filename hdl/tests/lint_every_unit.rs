@@ -7,15 +7,20 @@
 //!   (128-byte blocks, 32- and 16-byte MAG, 4-byte bases), each with
 //!   unsigned and signed deltas (one depth: latency 1);
 //! * the five DPC units at the default geometry (docs/hw/dpc.md; one
-//!   depth: latency 2).
+//!   depth: latency 2);
+//! * the MPC units of every kind of model set the format allows beyond
+//!   the shipped ones: each custom model present or absent, zero-run and
+//!   exact selection, one predictor and two; the compressor at both
+//!   depths, the decompressor at its default depth. The shipped sets have
+//!   both custom models; a set without them once generated a constant
+//!   comparison (`s1_choice_id >= 0`), and a one-predictor
+//!   exact-selection set without same-words a score nothing read.
 //!
 //! Units are generated through the library calls `gen` makes (the
 //! family's `header_lines` and `generate`) and written under the test's
 //! temporary directory. A unit whose Verilog, header comment aside, is
 //! that of a unit already linted (the decompressors of two sets that
-//! differ only in the selection rule) is not linted twice. The
-//! custom-model and selection variants of the MPC units are linted by
-//! `mpc_variants_lint.rs`.
+//! differ only in the selection rule) is not linted twice.
 //!
 //! Each unit is its own top module, so one Verilator run per unit; the
 //! runs go one per core (at most 4) at a time. A missing `verilator` is
@@ -33,7 +38,7 @@ use std::time::Instant;
 
 use golden::dpc::DpcParams;
 use golden::magbdi::{DeltaMode, Params, Table};
-use golden::mpc::ModelSet;
+use golden::mpc::{ModelSet, Selection};
 use hdl::ir::VerilogFile;
 use hdl::unit::UnitDescription;
 
@@ -166,6 +171,72 @@ fn mpc_jobs(jobs: &mut Vec<Job>) {
     }
 }
 
+/// The set of `text`, cut to its first `predictors` predictors, with the
+/// given custom models and selection.
+fn variant(
+    text: &str,
+    predictors: usize,
+    zero_block: bool,
+    same_words: bool,
+    selection: Selection,
+) -> ModelSet {
+    let mut set = ModelSet::parse(text, "variant").expect("shipped set loads");
+    set.predictors.truncate(predictors);
+    set.custom.zero_block = zero_block;
+    set.custom.same_words = same_words;
+    set.selection = selection;
+    set
+}
+
+fn mpc_variant_jobs(jobs: &mut Vec<Job>) {
+    use hdl::mpc::{Options, Unit, COMPRESSOR_STAGES};
+    // two predictors are enough for a selection among them (and cost
+    // less to lint than three)
+    let bases = [
+        ("2p", 2, include_str!("../../models/example/model.toml")),
+        ("1p", 1, include_str!("../../models/int32/model.toml")),
+    ];
+    for (base, predictors, text) in bases {
+        for zero_block in [false, true] {
+            for same_words in [false, true] {
+                for (sel, selection) in [("zr", Selection::ZeroRun), ("ex", Selection::Exact)] {
+                    let set = variant(text, predictors, zero_block, same_words, selection);
+                    let name = format!("{base}-z{}-s{}-{sel}", zero_block as u8, same_words as u8);
+                    let set = Arc::new(set);
+                    let mut push = |unit: Unit, stages: usize, opts: Options, short: &str| {
+                        jobs.push(Job {
+                            label: format!(
+                                "{}, {stages} stages, variant {name} ({predictors} predictor(s), \
+                                 zero-block {zero_block}, same-words {same_words}, {selection:?})",
+                                unit.module_name()
+                            ),
+                            dir: format!("variant-{name}-{short}{stages}"),
+                            module: unit.module_name(),
+                            stages,
+                            source: Source::Mpc {
+                                set: Arc::clone(&set),
+                                model_file: "variant".to_string(),
+                                sha256: "-".to_string(),
+                                unit,
+                                opts,
+                            },
+                        });
+                    };
+                    for stages in COMPRESSOR_STAGES {
+                        let opts = Options::with_stages(stages, 4).expect("depths");
+                        push(Unit::Compressor, stages, opts, "c");
+                    }
+                    // the decompressor does not depend on the selection rule
+                    if selection == Selection::ZeroRun {
+                        let opts = Options::default();
+                        push(Unit::Decompressor, opts.decompressor_stages(), opts, "d");
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn magbdi_jobs(jobs: &mut Vec<Job>) {
     for mag in [32, 16] {
         for mode in [DeltaMode::Unsigned, DeltaMode::Signed] {
@@ -221,6 +292,7 @@ fn dpc_jobs(jobs: &mut Vec<Job>) {
 fn jobs() -> Vec<Job> {
     let mut jobs = Vec::new();
     mpc_jobs(&mut jobs);
+    mpc_variant_jobs(&mut jobs);
     magbdi_jobs(&mut jobs);
     dpc_jobs(&mut jobs);
     let weight = |j: &Job| match &j.source {
