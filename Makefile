@@ -160,7 +160,7 @@ synth-scaling:
 CURVE_K   ?= 1 2 3 5 8 12 16 24 32
 CURVE_DIR ?= build/curve
 curve:
-	$(CARGO) build --release -p tools --bin train --bin curve -p hdl --bin gen -p synth --bin unit_synth
+	$(CARGO) build --release -p modeling --bin train --bin curve -p hdl --bin gen -p synth --bin unit_synth
 	set -e; for k in $(CURVE_K); do for r in zero-run exact; do \
 	  d=$(CURVE_DIR)/sets/$$r-$$k; \
 	  [ -f $$d/model.toml ] || ./target/release/train --corpus $(CORPUS) --out $$d --name auto$$k-$$r --predictors $$k --selection $$r; \

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use bulk::bench::{self, General};
 use bulk::open_codec;
-use tools::corpus::data_files_of;
+use datafiles::corpus::data_files_of;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args()

@@ -9,7 +9,7 @@ use bulk::{
     compress, decompress, open_codec, BlockReader, BulkCodec, BulkError, CompressOptions, Engine,
     ALGOS,
 };
-use tools::corpus::data_files_of;
+use datafiles::corpus::data_files_of;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -34,7 +34,8 @@ fn ok(o: &Output, what: &str) {
 /// A corpus file, cut to `bytes` (an odd length: the last block is partial).
 fn sample(dir: &Path, bytes: usize) -> PathBuf {
     let corpus = root().join("../shared/corpus");
-    let files = tools::corpus::data_files_of(&corpus).expect("the dev corpus in ../shared/corpus");
+    let files =
+        datafiles::corpus::data_files_of(&corpus).expect("the dev corpus in ../shared/corpus");
     let mut data = Vec::new();
     for f in files.iter().step_by(5) {
         data.extend(

@@ -87,11 +87,12 @@ fn workspace() -> PathBuf {
 mod skip_rule;
 
 /// Whether seeds can be cut from the corpus `dir`: it lists at least one
-/// data file (`tools::corpus::data_files_of`), every one opens, and one is
+/// data file (`datafiles::corpus::data_files_of`), every one opens, and one is
 /// not empty; else an error saying what is wrong.
 pub fn check_corpus(dir: &Path) -> Result<(), FuzzError> {
     let setup = |what: String| FuzzError::Setup(format!("corpus {}: {what}", dir.display()));
-    let files = tools::corpus::data_files_of(dir).map_err(|e| FuzzError::Setup(e.to_string()))?;
+    let files =
+        datafiles::corpus::data_files_of(dir).map_err(|e| FuzzError::Setup(e.to_string()))?;
     let mut bytes = 0;
     for f in &files {
         let len = std::fs::File::open(f)

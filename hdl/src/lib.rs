@@ -9,6 +9,6 @@ pub mod circuits;
 pub mod dpc;
 pub mod magbdi;
 pub mod mpc;
-pub mod output;
-pub mod tools;
+pub mod prereq;
 pub mod unit;
+pub mod unit_dir;

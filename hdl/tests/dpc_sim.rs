@@ -119,7 +119,7 @@ fn test_blocks(p: &DpcParams, n_random: usize, seed: u64) -> Vec<Vec<u8>> {
 /// `per_file` blocks of every corpus file (none, after a recorded skip,
 /// without the corpus; a failure under MPCGEN_REQUIRE_TOOLS=1).
 fn corpus_blocks(b: usize, per_file: usize) -> Vec<Vec<u8>> {
-    hdl::tools::corpus_blocks("the corpus blocks of the DPC IR simulation", b, |n| {
+    hdl::prereq::corpus_blocks("the corpus blocks of the DPC IR simulation", b, |n| {
         (0..per_file.min(n)).map(|i| i * 7919 % n.max(1)).collect()
     })
 }

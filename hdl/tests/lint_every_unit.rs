@@ -25,7 +25,7 @@
 //! Each unit is its own top module, so one Verilator run per unit; the
 //! runs go one per core (at most 4) at a time. A missing `verilator` is
 //! reported and skipped, or fails the test under `MPCGEN_REQUIRE_TOOLS=1`
-//! (`hdl::tools`).
+//! (`hdl::prereq`).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -412,7 +412,7 @@ fn check(job: &Job, root: &Path, seen: &Seen) -> Outcome {
 
 #[test]
 fn every_unit_at_every_depth_is_lint_clean() {
-    if !hdl::tools::available(
+    if !hdl::prereq::available(
         &["verilator"],
         "every_unit_at_every_depth_is_lint_clean",
         INSTALL_HINT,

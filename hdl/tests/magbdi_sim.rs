@@ -106,7 +106,7 @@ fn test_blocks(p: &Params, table: &Table, n_random: usize) -> Vec<Vec<u8>> {
     }
     // four corpus blocks of every corpus file (a recorded skip, or a
     // failure under MPCGEN_REQUIRE_TOOLS=1, without the corpus)
-    v.extend(hdl::tools::corpus_blocks(
+    v.extend(hdl::prereq::corpus_blocks(
         "the corpus blocks of the MAG-aware BDI IR simulation",
         bb,
         |n| (1..=4).map(|j| n / 5 * j).collect(),
@@ -309,7 +309,7 @@ fn no_delta_width_is_refused_before_writing() {
 /// `tool` is on PATH; a note (or a failure under MPCGEN_REQUIRE_TOOLS=1)
 /// when it is not.
 fn on_path(tool: &str) -> bool {
-    hdl::tools::available(
+    hdl::prereq::available(
         &[tool],
         "the tool checks of the generated BDI units",
         "apt-get install verilator iverilog yosys",

@@ -86,7 +86,7 @@ fn test_blocks(n_random: usize) -> Vec<[u8; 32]> {
     }
     // two corpus blocks of every corpus file (a recorded skip, or a
     // failure under MPCGEN_REQUIRE_TOOLS=1, without the corpus)
-    for c in hdl::tools::corpus_blocks("the corpus blocks of the MPC IR simulation", 32, |n| {
+    for c in hdl::prereq::corpus_blocks("the corpus blocks of the MPC IR simulation", 32, |n| {
         vec![n / 3, n / 3 * 2]
     }) {
         v.push(c.try_into().expect("32-byte block"));

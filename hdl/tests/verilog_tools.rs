@@ -17,12 +17,12 @@ use hdl::ir::{write_files, Bits, Expr, IrError, Module, Reset, Signal, SignalKin
 
 const INSTALL_HINT: &str = "install with: apt-get install verilator iverilog yosys";
 
-use hdl::tools::on_path;
+use hdl::prereq::on_path;
 
 /// A missing tool: skipped with a note, or a failure under
-/// `MPCGEN_REQUIRE_TOOLS=1` (`hdl::tools`).
+/// `MPCGEN_REQUIRE_TOOLS=1` (`hdl::prereq`).
 fn skip(tool: &str, what: &str) {
-    hdl::tools::missing(&format!("`{tool}` is not on PATH"), what, INSTALL_HINT);
+    hdl::prereq::missing(&format!("`{tool}` is not on PATH"), what, INSTALL_HINT);
 }
 
 fn run(cmd: &mut Command) -> (bool, String) {

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use datafiles::atomic::wrote;
 use golden::mpc::model::Selection;
 use golden::mpc::ModelSet;
 use hdl::mpc::{compressor, decompressor, Unit};
 use synth::flow::{self, Options, UnitReport};
 use synth::liberty::Liberty;
 use synth::report::unit_markdown;
-use tools::output::wrote;
 
 /// Paper budget (NAND2-eq, UMC 28 nm): compressor, decompressor.
 const BUDGET: [f64; 2] = [38_000.0, 68_000.0];
@@ -84,7 +84,7 @@ fn main() -> Result<()> {
             gen_opts.decompressor_stages()
         ))
     };
-    let cmd = hdl::output::this_command();
+    let cmd = hdl::unit_dir::this_command();
     hdl::mpc::write_units(&cli.model, &rtl, &Unit::ALL, &gen_opts, &cmd)?;
     let described = hdl::unit::read_units(&rtl.join("params.json"))?;
     let out = rtl.join("synth");
@@ -92,7 +92,7 @@ fn main() -> Result<()> {
         synth::register_bits(&compressor::build_staged(&set, gen_opts.compressor_stages())?.0),
         synth::register_bits(&decompressor::build_staged(&set, gen_opts.decompressor_stages())?.0),
     ];
-    let spinner = tools::progress::spinner(&format!(
+    let spinner = datafiles::progress::spinner(&format!(
         "synth: {} and {} of `{}`",
         Unit::ALL[0].module_name(),
         Unit::ALL[1].module_name(),
@@ -144,7 +144,7 @@ fn main() -> Result<()> {
 }
 
 fn write(p: &Path, text: &str) -> Result<()> {
-    Ok(tools::output::write_atomic(p, text.as_bytes())?)
+    Ok(datafiles::atomic::write_atomic(p, text.as_bytes())?)
 }
 
 /// Synthesise the compressor and/or decompressor in `rtl` in parallel.
@@ -225,7 +225,7 @@ fn scaling(cli: &Cli, lib: &Liberty) -> Result<()> {
                 .with_context(|| format!("writing {}", dir.display()))?;
             // The decompressor does not depend on the selection rule: synthesise it once per count.
             let which = [true, sel == Selection::ZeroRun];
-            let spinner = tools::progress::spinner(&format!("synth: {}", set.name));
+            let spinner = datafiles::progress::spinner(&format!("synth: {}", set.name));
             let r = run_units(
                 &dir,
                 &dir.join("synth"),

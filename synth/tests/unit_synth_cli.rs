@@ -50,7 +50,7 @@ fn area_only_rows_follow_the_header_and_show_what_was_not_measured() {
         .arg("--rtl")
         .arg(&rtl)
         .arg("--area-only")
-        .env(tools::progress::INTERVAL_ENV, "0")
+        .env(datafiles::progress::INTERVAL_ENV, "0")
         .output()
         .expect("unit_synth runs");
     let stdout = String::from_utf8_lossy(&out.stdout);

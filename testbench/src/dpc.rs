@@ -716,7 +716,7 @@ fn tb_params(p: &DpcParams, mode: Mode) -> Vec<(&'static str, u64)> {
 pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
     let p = cfg.params;
     let root = cfg.build.join(config_name(&p));
-    let cmdline = hdl::output::this_command();
+    let cmdline = hdl::unit_dir::this_command();
     let paths = hdl::dpc::write_units(&p, &root, &Unit::ALL, &cmdline)?;
     let params_json = root.join("params.json");
     let described = hdl::unit::read_units(&params_json)?;

@@ -500,7 +500,7 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
     let table = codec.table().clone();
     let name = hdl::magbdi::config_name(&cfg.params);
     let root = cfg.build.join(&name);
-    let cmdline = hdl::output::this_command();
+    let cmdline = hdl::unit_dir::this_command();
     let paths = hdl::magbdi::write_units(cfg.params, &root, &hdl::magbdi::Unit::ALL, &cmdline)?;
     let params_json = root.join("params.json");
     let described = hdl::unit::read_units(&params_json)?;

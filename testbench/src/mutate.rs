@@ -710,7 +710,7 @@ impl Bench<'_> {
         // a pipeline of at most a few stages: a mutant that stops delivering
         // is given up on soon
         let timeout = 64 * stages as u64 + 256;
-        let pb = tools::progress::bar(
+        let pb = datafiles::progress::bar(
             muts.len() as u64,
             "mutants",
             &format!("cosim mutate {}", self.label),

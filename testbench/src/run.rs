@@ -368,7 +368,7 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
                 .collect::<Result<_, RunError>>()?;
             let counters: Vec<AtomicU64> = ranges.iter().map(|_| AtomicU64::new(0)).collect();
             let bar = if cfg.progress {
-                tools::progress::bar(n as u64, "blocks", &format!("cosim {sim_kind} {unit}"))
+                datafiles::progress::bar(n as u64, "blocks", &format!("cosim {sim_kind} {unit}"))
             } else {
                 ProgressBar::hidden()
             };

@@ -60,7 +60,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SimError + '_ {
     }
 }
 
-pub use hdl::tools::on_path;
+pub use hdl::prereq::on_path;
 
 /// How to install a simulator.
 pub fn install_hint(sim: Simulator) -> &'static str {

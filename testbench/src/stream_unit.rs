@@ -341,9 +341,9 @@ pub fn run_and_check(
         .args(&r.plusargs)
         .current_dir(&dir);
     let t_sim = std::time::Instant::now();
-    let spinner = r
-        .progress
-        .then(|| tools::progress::spinner(&format!("cosim {} {}: {} vectors", r.sim, r.unit, r.n)));
+    let spinner = r.progress.then(|| {
+        datafiles::progress::spinner(&format!("cosim {} {}: {} vectors", r.sim, r.unit, r.n))
+    });
     let log = run_tool(&mut c, r.sim, "run");
     if let Some(s) = spinner {
         s.finish_and_clear();
@@ -632,7 +632,7 @@ pub fn probability(s: &str) -> Result<f64, String> {
 
 /// For the integration tests: whether Icarus is installed; when it is not,
 /// says so and returns false, or fails the test under
-/// `MPCGEN_REQUIRE_TOOLS=1` ([`hdl::tools`]).
+/// `MPCGEN_REQUIRE_TOOLS=1` ([`hdl::prereq`]).
 pub fn icarus_or_skip() -> bool {
     simulator_or_skip(Simulator::Icarus, "this co-simulation test")
 }
@@ -643,7 +643,7 @@ pub fn simulator_or_skip(s: Simulator, test: &str) -> bool {
     match check_installed(s) {
         Ok(()) => true,
         Err(e) => {
-            hdl::tools::missing(&e.to_string(), test, crate::sim::install_hint(s));
+            hdl::prereq::missing(&e.to_string(), test, crate::sim::install_hint(s));
             false
         }
     }
@@ -658,7 +658,7 @@ pub fn test_corpus() -> Option<PathBuf> {
     if corpus.is_dir() {
         return Some(corpus);
     }
-    hdl::tools::missing(
+    hdl::prereq::missing(
         &format!("no corpus at {}", corpus.display()),
         "the corpus vectors of this co-simulation test",
         "place the shared corpus beside the repository",

@@ -33,7 +33,7 @@ pub enum VectorError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    CorpusFiles(#[from] tools::corpus::CorpusError),
+    CorpusFiles(#[from] datafiles::corpus::CorpusError),
     #[error(transparent)]
     CorpusData(#[from] golden::npy::DataError),
     #[error("cannot write {path}: {source}")]
@@ -121,11 +121,11 @@ pub struct GenConfig {
 // ---- corpus --------------------------------------------------------------
 
 /// The corpus files of each class, classes sorted
-/// ([`tools::corpus::files_by_class`]: `MANIFEST.tsv` when present, else
+/// ([`datafiles::corpus::files_by_class`]: `MANIFEST.tsv` when present, else
 /// class subdirectories, files directly in the directory or a single file
 /// being `unlabelled`). Raw `.bin` and `.npy` files alike.
 pub fn corpus_classes(dir: &Path) -> Result<Vec<(String, Vec<PathBuf>)>, VectorError> {
-    Ok(tools::corpus::files_by_class(dir)?)
+    Ok(datafiles::corpus::files_by_class(dir)?)
 }
 
 /// [`corpus_classes`] less the files without a whole `block_bytes`-byte
@@ -138,7 +138,7 @@ pub fn usable_corpus(
     block_bytes: usize,
 ) -> Result<Vec<(String, Vec<PathBuf>)>, VectorError> {
     static WARNED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-    let (classes, short) = tools::corpus::usable_files_by_class(dir, block_bytes)?;
+    let (classes, short) = datafiles::corpus::usable_files_by_class(dir, block_bytes)?;
     let mut warned = match WARNED.lock() {
         Ok(w) => w,
         Err(poisoned) => poisoned.into_inner(),

@@ -350,7 +350,7 @@ fn progress_is_printed_as_plain_lines_when_stderr_is_not_a_terminal() {
         .args(["--sim", "icarus", "--unit", "compressor", "--blocks", "200"])
         .args(["--no-corpus", "--build"])
         .arg(dir.join("build"))
-        .env(tools::progress::INTERVAL_ENV, "0")
+        .env(datafiles::progress::INTERVAL_ENV, "0")
         .output()
         .expect("cosim runs");
     let err = String::from_utf8_lossy(&out.stderr);

@@ -255,7 +255,7 @@ fn magbdi_control_faults_name_a_handshake_rule_and_data_faults_their_stage() {
 /// flag set by a reset is not (a run from reset tells it apart).
 #[test]
 fn control_mutants_are_decided_by_temporal_induction() {
-    if !hdl::tools::available(
+    if !hdl::prereq::available(
         &["yosys"],
         "the sequential equivalence check",
         "make setup installs Yosys",

@@ -29,12 +29,12 @@ macro_rules! out {
     }};
 }
 
+#[path = "mpc/atomic_output.rs"]
+mod atomic_output;
 #[path = "mpc/bulk_cli.rs"]
 mod bulk_cli;
 #[path = "mpc/interrupt.rs"]
 mod interrupt;
-#[path = "mpc/output.rs"]
-mod output;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -168,7 +168,7 @@ fn ratio(model: &Path, pad: bool, verify: bool, files: &[PathBuf]) -> Result<()>
     outln!("{:>8}  {:>10}  file", "ratio", "blocks")?;
     for f in files {
         let (blocks, bytes) = read_blocks_and_len::<BLOCK_BYTES>(f, pad)?;
-        let bar = tools::progress::bar(blocks.len() as u64, "blocks", &f.display().to_string());
+        let bar = datafiles::progress::bar(blocks.len() as u64, "blocks", &f.display().to_string());
         let mut comp = 0u64;
         for (i, b) in blocks.iter().enumerate() {
             let c = codec.compress(b);

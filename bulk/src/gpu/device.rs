@@ -487,7 +487,7 @@ impl Gpu {
 }
 
 /// The skip rule of the workspace's tests (`MPCGEN_REQUIRE_GPU`,
-/// `MPCGEN_SKIP_LOG`), shared with `hdl::tools` and the fuzzer.
+/// `MPCGEN_SKIP_LOG`), shared with `hdl::prereq` and the fuzzer.
 #[path = "../../../golden/tests/common/skip.rs"]
 mod skip_rule;
 

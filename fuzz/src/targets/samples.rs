@@ -24,7 +24,7 @@ impl Samples {
     pub fn load(corpus: Option<&Path>, seed: u64) -> Samples {
         let mut rng = Rng::new(seed ^ 0x5a4d_504c_4553);
         let mut pieces = Vec::new();
-        let files = corpus.and_then(|c| tools::corpus::data_files_of(c).ok());
+        let files = corpus.and_then(|c| datafiles::corpus::data_files_of(c).ok());
         for f in files.unwrap_or_default() {
             let Ok(mut file) = File::open(&f) else {
                 continue;

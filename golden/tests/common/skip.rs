@@ -1,7 +1,7 @@
 //! The one rule for a test whose prerequisite (a tool, the shared corpus,
 //! a GPU adapter) is missing. This file uses nothing but `std` and is
 //! compiled, through `#[path]`, into every crate that has such tests:
-//! `hdl::tools` (and through it the `testbench` and `synth` tests), the GPU
+//! `hdl::prereq` (and through it the `testbench` and `synth` tests), the GPU
 //! engine's `test_gpu`, the fuzzer and the training tests. It has no crate
 //! of its own so that `golden` and `bulk` need no new dependency.
 //!

@@ -382,7 +382,7 @@ fn list_written(paths: &[PathBuf]) -> Result<()> {
 
 fn main() -> Result<()> {
     let cli = parse();
-    let command_line = hdl::output::this_command();
+    let command_line = hdl::unit_dir::this_command();
     let family = match cli.family {
         Some(f) => f,
         None => cli.flat.family()?,

@@ -114,7 +114,7 @@ pub fn generate(
     units: &[Unit],
     header: &[String],
 ) -> Result<(Vec<VerilogFile>, Vec<UnitDescription>), GenError> {
-    Ok(crate::output::emit_units(
+    Ok(crate::unit_dir::emit_units(
         units.iter().map(|&u| build_described(p, u)),
         header,
     )?)
@@ -164,7 +164,7 @@ pub fn params_json(p: &DpcParams) -> Result<String, GenError> {
         .iter()
         .map(|&u| Ok(build_described(p, u)?.1))
         .collect::<Result<Vec<_>, IrError>>()?;
-    Ok(crate::output::json_text(&ParamsFile::of(p, units))?)
+    Ok(crate::unit_dir::json_text(&ParamsFile::of(p, units))?)
 }
 
 /// Generate `units` into `out_dir` with `files.f` and `params.json`.
@@ -176,7 +176,7 @@ pub fn write_units(
 ) -> Result<Vec<PathBuf>, GenError> {
     let header = header_lines(p, command_line);
     let (files, described) = generate(p, units, &header)?;
-    let json = crate::output::json_text(&ParamsFile::of(p, described))?;
-    crate::output::write_unit_dir(out_dir, &files, &json)
+    let json = crate::unit_dir::json_text(&ParamsFile::of(p, described))?;
+    crate::unit_dir::write_unit_dir(out_dir, &files, &json)
         .map_err(|(path, source)| GenError::Write { path, source })
 }

@@ -109,7 +109,7 @@ pub fn generate(
     units: &[Unit],
     header: &[String],
 ) -> Result<(Vec<VerilogFile>, Vec<UnitDescription>), GenError> {
-    Ok(crate::output::emit_units(
+    Ok(crate::unit_dir::emit_units(
         units.iter().map(|u| match u {
             Unit::Compressor => compressor::build_described(table),
             Unit::Decompressor => decompressor::build_described(table),
@@ -173,7 +173,7 @@ pub fn params_json(table: &Table) -> Result<String, GenError> {
         compressor::build_described(table)?.1,
         decompressor::build_described(table)?.1,
     ];
-    Ok(crate::output::json_text(&ParamsFile::of(table, units))?)
+    Ok(crate::unit_dir::json_text(&ParamsFile::of(table, units))?)
 }
 
 /// Validate `params`, generate `units` into `out_dir` (with `files.f` and
@@ -188,8 +188,8 @@ pub fn write_units(
     let table = Table::new(params)?;
     let header = header_lines(&table, command_line);
     let (files, described) = generate(&table, units, &header)?;
-    let json = crate::output::json_text(&ParamsFile::of(&table, described))?;
-    crate::output::write_unit_dir(out_dir, &files, &json)
+    let json = crate::unit_dir::json_text(&ParamsFile::of(&table, described))?;
+    crate::unit_dir::write_unit_dir(out_dir, &files, &json)
         .map_err(|(path, source)| GenError::Write { path, source })
 }
 

@@ -134,7 +134,7 @@ pub fn generate(
     opts: &Options,
     header: &[String],
 ) -> Result<(Vec<VerilogFile>, Vec<UnitDescription>), GenError> {
-    Ok(crate::output::emit_units(
+    Ok(crate::unit_dir::emit_units(
         units.iter().map(|u| match u {
             Unit::Compressor => compressor::build_staged(set, opts.compressor_stages),
             Unit::Decompressor => decompressor::build_staged(set, opts.decompressor_stages),
@@ -218,7 +218,7 @@ pub fn params_json(set: &ModelSet, sha256: &str) -> Result<String, GenError> {
         compressor::build_described(set)?.1,
         decompressor::build_described(set)?.1,
     ];
-    Ok(crate::output::json_text(&ParamsFile::of(
+    Ok(crate::unit_dir::json_text(&ParamsFile::of(
         set, sha256, units,
     ))?)
 }
@@ -240,7 +240,7 @@ pub fn write_units(
     };
     let header = header_lines(&set, &model_file.display().to_string(), &sha, command_line);
     let (files, described) = generate(&set, units, opts, &header)?;
-    let json = crate::output::json_text(&ParamsFile::of(&set, &sha, described))?;
-    crate::output::write_unit_dir(out_dir, &files, &json)
+    let json = crate::unit_dir::json_text(&ParamsFile::of(&set, &sha, described))?;
+    crate::unit_dir::write_unit_dir(out_dir, &files, &json)
         .map_err(|(path, source)| GenError::Write { path, source })
 }

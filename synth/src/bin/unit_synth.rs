@@ -13,10 +13,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
+use datafiles::atomic::{write_atomic, wrote};
 use synth::flow::{self, AbcScript, Options};
 use synth::liberty::Liberty;
 use synth::report::{self, NOT_MEASURED};
-use tools::output::{write_atomic, wrote};
 
 #[derive(Parser)]
 #[command(
@@ -133,7 +133,7 @@ fn main() -> Result<()> {
         let unit = hdl::unit::find(&described, top, &params_json)?;
         let v = cli.rtl.join(format!("{top}.v"));
         let spinner =
-            tools::progress::spinner(&format!("unit_synth: {top} ({}/{})", i + 1, units.len()));
+            datafiles::progress::spinner(&format!("unit_synth: {top} ({}/{})", i + 1, units.len()));
         let r = flow::run_unit(&v, unit, &lib, &out.join(format!("{top}{suffix}")), opts);
         spinner.finish_and_clear();
         let r = r.with_context(|| format!("synthesising {}", v.display()))?;

@@ -6,7 +6,7 @@ use synth::flow;
 use synth::liberty::Liberty;
 
 fn missing(what: &str) {
-    hdl::tools::missing(what, "this synthesis test", flow::INSTALL_HINT);
+    hdl::prereq::missing(what, "this synthesis test", flow::INSTALL_HINT);
 }
 
 /// Is `tool` runnable? Fails the test in strict mode when it is not.

@@ -13,11 +13,11 @@ use bulk::stream::{DEFAULT_CHUNK_BLOCKS, DEFAULT_WINDOW, GPU_WINDOW, MAX_WINDOW}
 use bulk::{self, open_codec, BlockReader, BulkCodec, CompressOptions, Engine, MpcBulk};
 use clap::error::ErrorKind;
 use clap::{Args, Subcommand, ValueEnum};
+use datafiles::corpus::data_files_of;
 use golden::mpc::fast::Kernel;
 use indicatif::{ProgressBar, ProgressDrawTarget};
-use tools::corpus::data_files_of;
 
-use crate::output::{check_writable, Output};
+use crate::atomic_output::{check_writable, Output};
 use crate::usage_error;
 
 /// Most threads `-j` takes.
@@ -486,7 +486,7 @@ fn pick_engine(
 }
 
 fn bar(len: Option<u64>, quiet: bool, what: &str) -> ProgressBar {
-    let b = tools::progress::bytes_bar(len, what);
+    let b = datafiles::progress::bytes_bar(len, what);
     if quiet {
         b.set_draw_target(ProgressDrawTarget::hidden());
     }
