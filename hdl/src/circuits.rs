@@ -177,6 +177,11 @@ impl Pipeline {
     /// are its logic, and the Verilog opens them with the comment
     /// `// stage <stage>: <what>`.
     pub fn stage(&self, m: &mut Module, stage: usize, what: &str) -> Result<(), IrError> {
+        Self::open_stage(m, stage, what)
+    }
+
+    /// [`Pipeline::stage`] before (or without) the pipeline control.
+    pub fn open_stage(m: &mut Module, stage: usize, what: &str) -> Result<(), IrError> {
         m.section(&format!("stage {stage}: {what}"))
     }
 

@@ -10,5 +10,6 @@ pub mod dpc;
 pub mod magbdi;
 pub mod mpc;
 pub mod prereq;
+pub mod stream;
 pub mod unit;
 pub mod unit_dir;

@@ -7,10 +7,11 @@
 
 use golden::dpc::{DpcParams, Mode};
 
-use super::{len_width, module_name, Unit};
-use crate::circuits::{bits_for, k, sum, wire, Pipeline};
+use super::{len_width, DpcUnit};
+use crate::circuits::{bits_for, k, sum, wire};
 use crate::circuits::{compact, lookup, pack, Field};
 use crate::ir::{Expr, IrError, Module};
+use crate::stream::StreamUnit;
 use crate::unit::UnitDescription;
 
 /// Segments of a data bus (segment 0 least significant).
@@ -66,76 +67,86 @@ pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
 
 /// Build the compressor of `mode` with its description.
 pub fn build_described(p: &DpcParams, mode: Mode) -> Result<(Module, UnitDescription), IrError> {
-    let unit = Unit::Compressor(mode);
-    let mut m = Module::new(module_name(unit))?;
-    let (b, w, n) = (
-        p.block_bytes() as u32,
-        p.groups() as u32,
-        p.segments() as u32,
-    );
+    let b = p.block_bytes() as u32;
+    let ks = p.sectors() as u32;
+    let kp = if mode == Mode::Truc { ks } else { 0 };
+    let mut u = StreamUnit::begin(DpcUnit::Compressor(mode).module_name())?;
+    let in_block = u.input("in_block", 8 * b)?;
+    let in_mask = match mode {
+        Mode::Plain => None,
+        _ => Some(u.input("in_mask", ks)?),
+    };
+    let mut u = u.outputs()?;
+    let out_bits = u.output("out_bits", kp + 1 + 8 * b)?;
+    let out_len = u.output("out_len", len_width(p, mode))?;
+    let out_manip = match mode {
+        Mode::Man => Some(u.output("out_manipulated", 1)?),
+        _ => None,
+    };
+    let mut u = u.pipeline(super::COMPRESSOR_LATENCY as usize)?;
+
+    u.stage(1, "filter, ES and patterns")?;
+    let s1 = filter_stage(&mut u, p, mode, &in_block, in_mask.as_ref())?;
+
+    u.stage(2, "pack, choose coded or raw")?;
+    let (s2_bits, s2_len) = pack_stage(&mut u, p, mode, &s1)?;
+    u.drive(&out_bits, s2_bits)?;
+    u.drive(&out_len, s2_len)?;
+    if let (Some(o), Some(pick)) = (out_manip, s1.extra) {
+        let r = u.reg(2, "manipulated", pick)?;
+        u.drive(&o, r)?;
+    }
+    u.finish(Vec::new())
+}
+
+/// The stage-1 registers: the filtered block, its ES and all-ones bits,
+/// the mode's extra (DF-TRUC: `npc`, DF-MAN: `manipulated`) and the mask
+/// (DF-TRUC).
+struct Filtered {
+    data: Expr,
+    es: Expr,
+    ones: Expr,
+    extra: Option<Expr>,
+    mask: Option<Expr>,
+}
+
+/// Stage 1: the filtered block of `mode` (plain: the block; DF-TRUC: the
+/// critical sectors packed to the front; DF-MAN: the original or the
+/// zero-filled copy, whichever codes shorter), its ES and all-ones bits,
+/// registered.
+fn filter_stage(
+    u: &mut StreamUnit,
+    p: &DpcParams,
+    mode: Mode,
+    blk: &Expr,
+    in_mask: Option<&Expr>,
+) -> Result<Filtered, IrError> {
     let ks = p.sectors() as u32;
     let sec_w = 8 * p.sector_bytes() as u32;
-    let truc = mode == Mode::Truc;
-    let kp = if truc { ks } else { 0 };
-    let outw = kp + 1 + 8 * b;
-    let lw = len_width(p, mode);
-
-    m.clock("clk")?;
-    m.reset("rst")?;
-    let in_valid = m.input("in_valid", 1)?;
-    let in_ready = m.output("in_ready", 1)?;
-    let in_block = m.input("in_block", 8 * b)?;
-    let in_mask = if mode == Mode::Plain {
-        None
-    } else {
-        Some(m.input("in_mask", ks)?)
-    };
-    let out_valid = m.output("out_valid", 1)?;
-    let out_ready = m.input("out_ready", 1)?;
-    let out_bits = m.output("out_bits", outw)?;
-    let out_len = m.output("out_len", lw)?;
-    let out_manip = if mode == Mode::Man {
-        Some(m.output("out_manipulated", 1)?)
-    } else {
-        None
-    };
-
-    let pl = Pipeline::new(
-        &mut m,
-        super::COMPRESSOR_LATENCY as usize,
-        &in_valid.expr(),
-        &out_ready.expr(),
-    )?;
-    m.assign(&in_ready, pl.enable[0].clone())?;
-    m.assign(&out_valid, pl.valid[1].expr())?;
-
-    pl.stage(&mut m, 1, "filter, ES and patterns")?;
-    let blk = in_block.expr();
-    let mask_bits: Vec<Expr> = match &in_mask {
-        Some(mk) => (0..ks)
-            .map(|i| mk.expr().bit(i))
-            .collect::<Result<_, _>>()?,
+    let m = &mut u.m;
+    let mask_bits: Vec<Expr> = match in_mask {
+        Some(mk) => (0..ks).map(|i| mk.bit(i)).collect::<Result<_, _>>()?,
         None => vec![],
     };
     let sectors: Vec<Expr> = (0..ks)
         .map(|i| blk.slice(sec_w * (i + 1) - 1, sec_w * i))
         .collect::<Result<_, _>>()?;
-    let cw = bits_for(ks as u64);
     let (data, es, ones, extra) = match mode {
         Mode::Plain => {
-            let (es, ones) = status(&mut m, "grp", &blk, None, p)?;
-            (blk.clone(), es, ones, vec![])
+            let (es, ones) = status(m, "grp", blk, None, p)?;
+            (blk.clone(), es, ones, None)
         }
         Mode::Truc => {
-            let compacted = compact(&mut m, &mask_bits, &sectors)?;
-            let compacted = wire(&mut m, "compacted", compacted)?;
-            let npc = wire(&mut m, "npc", sum(&mask_bits, cw)?)?;
+            let compacted = compact(m, &mask_bits, &sectors)?;
+            let compacted = wire(m, "compacted", compacted)?;
+            let cw = bits_for(ks as u64);
+            let npc = wire(m, "npc", sum(&mask_bits, cw)?)?;
             let g = p.sector_segments();
-            let valid: Vec<Expr> = (0..n as usize)
+            let valid: Vec<Expr> = (0..p.segments())
                 .map(|j| npc.cmp_gt(&k((j / g) as u128, cw)?))
                 .collect::<Result<_, _>>()?;
-            let (es, ones) = status(&mut m, "grp", &compacted, Some(&valid), p)?;
-            (compacted, es, ones, vec![("npc", npc)])
+            let (es, ones) = status(m, "grp", &compacted, Some(&valid), p)?;
+            (compacted, es, ones, Some(("npc", npc)))
         }
         Mode::Man => {
             let zeroed: Vec<Expr> = sectors
@@ -143,71 +154,75 @@ pub fn build_described(p: &DpcParams, mode: Mode) -> Result<(Module, UnitDescrip
                 .zip(&mask_bits)
                 .map(|(s, c)| s.and(&c.repeat(sec_w)?))
                 .collect::<Result<_, _>>()?;
-            let manip = wire(&mut m, "manip", Expr::concat(zeroed.into_iter().rev())?)?;
-            let (es_o, ones_o) = status(&mut m, "orig", &blk, None, p)?;
-            let (es_m, ones_m) = status(&mut m, "man", &manip, None, p)?;
-            let len_o = wire(&mut m, "orig_len", full_lengths(&es_o, p)?)?;
-            let len_m = wire(&mut m, "man_len", full_lengths(&es_m, p)?)?;
-            let pick = wire(&mut m, "pick_man", len_m.cmp_lt(&len_o)?)?;
+            let manip = wire(m, "manip", Expr::concat(zeroed.into_iter().rev())?)?;
+            let (es_o, ones_o) = status(m, "orig", blk, None, p)?;
+            let (es_m, ones_m) = status(m, "man", &manip, None, p)?;
+            let len_o = wire(m, "orig_len", full_lengths(&es_o, p)?)?;
+            let len_m = wire(m, "man_len", full_lengths(&es_m, p)?)?;
+            let pick = wire(m, "pick_man", len_m.cmp_lt(&len_o)?)?;
             (
-                Expr::mux(&pick, &manip, &blk)?,
+                Expr::mux(&pick, &manip, blk)?,
                 Expr::mux(&pick, &es_m, &es_o)?,
                 Expr::mux(&pick, &ones_m, &ones_o)?,
-                vec![("manipulated", pick)],
+                Some(("manipulated", pick)),
             )
         }
     };
-    let s1_data = pl.reg(&mut m, 1, "data", data)?;
-    let s1_es = pl.reg(&mut m, 1, "es", es)?;
-    let s1_ones = pl.reg(&mut m, 1, "ones", ones)?;
-    let mut s1_extra = Vec::new();
-    for (name, e) in extra {
-        s1_extra.push(pl.reg(&mut m, 1, name, e)?);
-    }
-    let s1_mask = match &in_mask {
-        Some(mk) if truc => Some(pl.reg(&mut m, 1, "mask", mk.expr())?),
+    let data = u.reg(1, "data", data)?;
+    let es = u.reg(1, "es", es)?;
+    let ones = u.reg(1, "ones", ones)?;
+    let extra = match extra {
+        Some((name, e)) => Some(u.reg(1, name, e)?),
+        None => None,
+    };
+    let mask = match in_mask {
+        Some(mk) if mode == Mode::Truc => Some(u.reg(1, "mask", mk.clone())?),
         _ => None,
     };
+    Ok(Filtered {
+        data,
+        es,
+        ones,
+        extra,
+        mask,
+    })
+}
 
-    pl.stage(&mut m, 2, "pack, choose coded or raw")?;
+/// Stage 2: each group's field (its pattern bit when ES is set, else its
+/// bit from every segment), packed behind ES; the packet (mask, C, coded
+/// or raw) and its length, registered (`s2_bits`, `s2_len`).
+fn pack_stage(
+    u: &mut StreamUnit,
+    p: &DpcParams,
+    mode: Mode,
+    s1: &Filtered,
+) -> Result<(Expr, Expr), IrError> {
+    let (b, w, n) = (
+        p.block_bytes() as u32,
+        p.groups() as u32,
+        p.segments() as u32,
+    );
+    let ks = p.sectors() as u32;
+    let kp = if mode == Mode::Truc { ks } else { 0 };
+    let lw = len_width(p, mode);
+    let m = &mut u.m;
     let nw = bits_for(n as u64);
-    let codedw = w + w * n;
-    let clw = bits_for(codedw as u64);
-    let (nlen, raw_len) = if truc {
-        let g = p.sector_segments() as u64;
-        let npc = &s1_extra[0];
-        let ns: Vec<u64> = (0..=ks as u64).map(|c| c * g).collect();
-        let raws: Vec<u64> = (0..=ks as u64)
-            .map(|c| 8 * c * p.sector_bytes() as u64)
-            .collect();
-        (
-            wire(&mut m, "seg_count", lookup(npc, &ns, nw)?)?,
-            wire(&mut m, "raw_len", lookup(npc, &raws, clw)?)?,
-        )
-    } else {
-        (k(n as u128, nw)?, k(8 * b as u128, clw)?)
+    let clw = bits_for((w + w * n) as u64);
+    let (nlen, raw_len) = match (mode, &s1.extra) {
+        (Mode::Truc, Some(npc)) => {
+            let g = p.sector_segments() as u64;
+            let ns: Vec<u64> = (0..=ks as u64).map(|c| c * g).collect();
+            let raws: Vec<u64> = (0..=ks as u64)
+                .map(|c| 8 * c * p.sector_bytes() as u64)
+                .collect();
+            (
+                wire(m, "seg_count", lookup(npc, &ns, nw)?)?,
+                wire(m, "raw_len", lookup(npc, &raws, clw)?)?,
+            )
+        }
+        _ => (k(n as u128, nw)?, k(8 * b as u128, clw)?),
     };
-    let sw = 8 * p.segment_bytes() as u32;
-    let mut fields = Vec::new();
-    for i in 0..w {
-        let group = Expr::concat(
-            (0..n)
-                .map(|j| s1_data.bit(sw * j + i))
-                .collect::<Result<Vec<_>, _>>()?,
-        )?;
-        let es_i = s1_es.bit(i)?;
-        let pat = if n > 1 {
-            Expr::concat([s1_ones.bit(i)?, k(0, n - 1)?])?
-        } else {
-            s1_ones.bit(i)?
-        };
-        fields.push(Field {
-            data: Expr::mux(&es_i, &pat, &group)?,
-            len: Expr::mux(&es_i, &k(1, nw)?, &nlen)?,
-            max: n as u64,
-        });
-    }
-    let ed = pack(&mut m, "pk", fields)?;
+    let ed = pack(m, "pk", group_fields(p, s1, &nlen)?)?;
     // ES + ED can be W bits longer than the raw block; a packet that long
     // is never coded (raw wins), so the last W bits of ED are never sent.
     if let Some(sig) = ed.data.as_signal().cloned() {
@@ -215,7 +230,7 @@ pub fn build_described(p: &DpcParams, mode: Mode) -> Result<(Module, UnitDescrip
     }
     let es_seq = Expr::concat(
         (0..w)
-            .map(|i| s1_es.bit(i))
+            .map(|i| s1.es.bit(i))
             .collect::<Result<Vec<_>, _>>()?,
     )?;
     // the top 8B bits of ES|ED (ES alone for one segment: never coded)
@@ -224,15 +239,11 @@ pub fn build_described(p: &DpcParams, mode: Mode) -> Result<(Module, UnitDescrip
     } else {
         es_seq
     };
-    let coded_len = wire(
-        &mut m,
-        "coded_len",
-        ed.len.zext(clw)?.add(&k(w as u128, clw)?)?,
-    )?;
-    let compressed = wire(&mut m, "compressed", coded_len.cmp_lt(&raw_len)?)?;
+    let coded_len = wire(m, "coded_len", ed.len.zext(clw)?.add(&k(w as u128, clw)?)?)?;
+    let compressed = wire(m, "compressed", coded_len.cmp_lt(&raw_len)?)?;
     let raw = Expr::concat(
         (0..b)
-            .map(|t| s1_data.slice(8 * t + 7, 8 * t))
+            .map(|t| s1.data.slice(8 * t + 7, 8 * t))
             .collect::<Result<Vec<_>, _>>()?,
     )?;
     let body = Expr::mux(
@@ -240,7 +251,7 @@ pub fn build_described(p: &DpcParams, mode: Mode) -> Result<(Module, UnitDescrip
         &Expr::concat([Expr::bool(true), coded])?,
         &Expr::concat([Expr::bool(false), raw])?,
     )?;
-    let packet = match &s1_mask {
+    let packet = match &s1.mask {
         Some(mk) => {
             let mut parts: Vec<Expr> = (0..ks).map(|i| mk.bit(i)).collect::<Result<_, _>>()?;
             parts.push(body);
@@ -252,14 +263,33 @@ pub fn build_described(p: &DpcParams, mode: Mode) -> Result<(Module, UnitDescrip
         .zext(lw.max(clw))?
         .add(&k(kp as u128 + 1, lw.max(clw))?)?
         .trunc(lw)?;
-    let s2_bits = pl.reg(&mut m, 2, "bits", packet)?;
-    let s2_len = pl.reg(&mut m, 2, "len", len)?;
-    m.assign(&out_bits, s2_bits)?;
-    m.assign(&out_len, s2_len)?;
-    if let Some(o) = out_manip {
-        let r = pl.reg(&mut m, 2, "manipulated", s1_extra[0].clone())?;
-        m.assign(&o, r)?;
-    }
-    let unit = pl.describe(&m, Vec::new());
-    Ok((m, unit))
+    Ok((u.reg(2, "bits", packet)?, u.reg(2, "len", len)?))
+}
+
+/// The packer's field of each bit-plane group: the pattern bit (1 bit)
+/// where ES is set, else the group's bit of each of the `nlen` segments.
+fn group_fields(p: &DpcParams, s1: &Filtered, nlen: &Expr) -> Result<Vec<Field>, IrError> {
+    let (w, n) = (p.groups() as u32, p.segments() as u32);
+    let nw = bits_for(n as u64);
+    let sw = 8 * p.segment_bytes() as u32;
+    (0..w)
+        .map(|i| {
+            let group = Expr::concat(
+                (0..n)
+                    .map(|j| s1.data.bit(sw * j + i))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )?;
+            let es_i = s1.es.bit(i)?;
+            let pat = if n > 1 {
+                Expr::concat([s1.ones.bit(i)?, k(0, n - 1)?])?
+            } else {
+                s1.ones.bit(i)?
+            };
+            Ok(Field {
+                data: Expr::mux(&es_i, &pat, &group)?,
+                len: Expr::mux(&es_i, &k(1, nw)?, nlen)?,
+                max: n as u64,
+            })
+        })
+        .collect()
 }

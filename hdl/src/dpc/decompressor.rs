@@ -8,10 +8,11 @@
 
 use golden::dpc::{DpcParams, Mode};
 
-use super::{len_width, module_name, Unit};
-use crate::circuits::{bits_for, k, sum, wire, Pipeline};
+use super::{len_width, DpcUnit};
+use crate::circuits::{bits_for, k, sum, wire};
 use crate::circuits::{expand, lookup, unpack};
 use crate::ir::{Expr, IrError, Module};
+use crate::stream::StreamUnit;
 use crate::unit::UnitDescription;
 
 pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
@@ -21,55 +22,88 @@ pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
 /// Build the decompressor with its description.
 pub fn build_described(p: &DpcParams, truc: bool) -> Result<(Module, UnitDescription), IrError> {
     let mode = if truc { Mode::Truc } else { Mode::Plain };
-    let mut m = Module::new(module_name(Unit::Decompressor(mode)))?;
+    let b = p.block_bytes() as u32;
+    let ks = p.sectors() as u32;
+    let kp = if truc { ks } else { 0 };
+    let mut u = StreamUnit::begin(DpcUnit::Decompressor(mode).module_name())?;
+    let in_bits = u.input("in_bits", kp + 1 + 8 * b)?;
+    let in_len = u.input("in_len", len_width(p, mode))?;
+    let mut u = u.outputs()?;
+    let out_block = u.output("out_block", 8 * b)?;
+    let out_error = u.output("out_error", 1)?;
+    let out_mask = if truc {
+        Some(u.output("out_mask", ks)?)
+    } else {
+        None
+    };
+    let mut u = u.pipeline(super::DECOMPRESSOR_LATENCY as usize)?;
+
+    u.stage(1, "parse, unpack, check the length")?;
+    let s1 = parse_stage(&mut u, p, mode, &in_bits, &in_len)?;
+
+    u.stage(2, "sectors back in place, zero on error")?;
+    let ok = s1.error.not();
+    let (block, mask) = match &s1.mask {
+        Some(mk) => {
+            let sec_w = 8 * p.sector_bytes() as u32;
+            let mb: Vec<Expr> = (0..ks).map(|i| mk.bit(i)).collect::<Result<_, _>>()?;
+            let slots: Vec<Expr> = (0..ks)
+                .map(|i| s1.block.slice(sec_w * (i + 1) - 1, sec_w * i))
+                .collect::<Result<_, _>>()?;
+            (expand(&mb, &slots)?, Some(mk.and(&ok.repeat(ks)?)?))
+        }
+        None => (s1.block.clone(), None),
+    };
+    let s2_block = u.reg(2, "block", block.and(&ok.repeat(8 * b)?)?)?;
+    let s2_error = u.reg(2, "error", s1.error)?;
+    u.drive(&out_block, s2_block)?;
+    u.drive(&out_error, s2_error)?;
+    if let (Some(o), Some(mk)) = (out_mask, mask) {
+        let r = u.reg(2, "mask", mk)?;
+        u.drive(&o, r)?;
+    }
+    u.finish(Vec::new())
+}
+
+/// The stage-1 registers: the decoded (or raw) block, the length error,
+/// and the mask (DF-TRUC).
+struct Parsed {
+    block: Expr,
+    error: Expr,
+    mask: Option<Expr>,
+}
+
+/// Stage 1: the mask (DF-TRUC), C and ES of the packet `bits`, the
+/// encoded data unpacked into groups and the segments rebuilt from them
+/// (or the raw bytes), and the length check against `len`, registered.
+fn parse_stage(
+    u: &mut StreamUnit,
+    p: &DpcParams,
+    mode: Mode,
+    bits: &Expr,
+    len: &Expr,
+) -> Result<Parsed, IrError> {
     let (b, w, n) = (
         p.block_bytes() as u32,
         p.groups() as u32,
         p.segments() as u32,
     );
     let ks = p.sectors() as u32;
-    let sec_w = 8 * p.sector_bytes() as u32;
+    let truc = mode == Mode::Truc;
     let kp = if truc { ks } else { 0 };
     let inw = kp + 1 + 8 * b;
     let lw = len_width(p, mode);
-
-    m.clock("clk")?;
-    m.reset("rst")?;
-    let in_valid = m.input("in_valid", 1)?;
-    let in_ready = m.output("in_ready", 1)?;
-    let in_bits = m.input("in_bits", inw)?;
-    let in_len = m.input("in_len", lw)?;
-    let out_valid = m.output("out_valid", 1)?;
-    let out_ready = m.input("out_ready", 1)?;
-    let out_block = m.output("out_block", 8 * b)?;
-    let out_error = m.output("out_error", 1)?;
-    let out_mask = if truc {
-        Some(m.output("out_mask", ks)?)
-    } else {
-        None
-    };
-
-    let pl = Pipeline::new(
-        &mut m,
-        super::DECOMPRESSOR_LATENCY as usize,
-        &in_valid.expr(),
-        &out_ready.expr(),
-    )?;
-    m.assign(&in_ready, pl.enable[0].clone())?;
-    m.assign(&out_valid, pl.valid[1].expr())?;
-
-    pl.stage(&mut m, 1, "parse, unpack, check the length")?;
-    let bits = in_bits.expr();
+    let m = &mut u.m;
     let top = inw - 1;
     let mask_bits: Vec<Expr> = (0..kp)
         .map(|i| bits.bit(top - i))
         .collect::<Result<_, _>>()?;
-    let c = wire(&mut m, "flag", bits.bit(top - kp)?)?;
+    let c = wire(m, "flag", bits.bit(top - kp)?)?;
     let es: Vec<Expr> = (0..w)
         .map(|i| bits.bit(top - kp - 1 - i))
         .collect::<Result<_, _>>()?;
     let es = (0..w)
-        .map(|i| wire(&mut m, &format!("es{i}"), es[i as usize].clone()))
+        .map(|i| wire(m, &format!("es{i}"), es[i as usize].clone()))
         .collect::<Result<Vec<_>, _>>()?;
     if n == 1 {
         // One segment: every group's ED is one bit, whatever its ES bit says.
@@ -84,15 +118,15 @@ pub fn build_described(p: &DpcParams, truc: bool) -> Result<(Module, UnitDescrip
     let xw = bits_for((kp + 1 + codedw) as u64).max(lw);
     let (nlen, raw_len) = if truc {
         let cw = bits_for(ks as u64);
-        let npc = wire(&mut m, "npc", sum(&mask_bits, cw)?)?;
+        let npc = wire(m, "npc", sum(&mask_bits, cw)?)?;
         let g = p.sector_segments() as u64;
         let ns: Vec<u64> = (0..=ks as u64).map(|c| c * g).collect();
         let raws: Vec<u64> = (0..=ks as u64)
             .map(|c| 8 * c * p.sector_bytes() as u64)
             .collect();
         (
-            wire(&mut m, "seg_count", lookup(&npc, &ns, nw)?)?,
-            wire(&mut m, "raw_len", lookup(&npc, &raws, xw)?)?,
+            wire(m, "seg_count", lookup(&npc, &ns, nw)?)?,
+            wire(m, "raw_len", lookup(&npc, &raws, xw)?)?,
         )
     } else {
         (k(n as u128, nw)?, k(8 * b as u128, xw)?)
@@ -101,13 +135,55 @@ pub fn build_described(p: &DpcParams, truc: bool) -> Result<(Module, UnitDescrip
         .iter()
         .map(|e| Expr::mux(e, &k(1, nw)?, &nlen))
         .collect::<Result<_, _>>()?;
+    let coded_block = coded_block(m, p, bits, &es, &lens)?;
+    let raw_block = Expr::concat(
+        (0..b)
+            .rev()
+            .map(|t| bits.slice(8 * b - 1 - 8 * t, 8 * b - 8 - 8 * t))
+            .collect::<Result<Vec<_>, _>>()?,
+    )?;
+    let block = Expr::mux(&c, &coded_block, &raw_block)?;
+    let ed_len = sum(&lens, xw)?;
+    let coded_len = ed_len.add(&k(w as u128, xw)?)?;
+    let expected = wire(
+        m,
+        "expected_len",
+        Expr::mux(&c, &coded_len, &raw_len)?.add(&k(kp as u128 + 1, xw)?)?,
+    )?;
+    let error = expected.cmp_ne(&len.zext(xw)?)?;
+    let block = u.reg(1, "block", block)?;
+    let error = u.reg(1, "error", error)?;
+    let mask = if truc {
+        Some(u.reg(1, "mask", Expr::concat(mask_bits.iter().rev().cloned())?)?)
+    } else {
+        None
+    };
+    Ok(Parsed { block, error, mask })
+}
+
+/// The segments rebuilt from the encoded data of the packet `bits` (the
+/// `lens` of the groups of status `es`): each group's field unpacked,
+/// segment `j` taking bit `j` of each field, or the pattern bit where ES
+/// is set.
+fn coded_block(
+    m: &mut Module,
+    p: &DpcParams,
+    bits: &Expr,
+    es: &[Expr],
+    lens: &[Expr],
+) -> Result<Expr, IrError> {
+    let (b, w, n) = (
+        p.block_bytes() as u32,
+        p.groups() as u32,
+        p.segments() as u32,
+    );
     // The encoded data: everything after ES, padded to W groups of N bits.
     // (One segment: ES fills the bus after C, no ED fits; such a packet
     // is always longer than the bus and an error.)
     let ed_w = 8 * b - w;
     let fields = if ed_w > 0 {
         let ed = Expr::concat([bits.slice(ed_w - 1, 0)?, k(0, w * n - ed_w)?])?;
-        unpack(&mut m, "up", &ed, &lens, n)?
+        unpack(m, "up", &ed, lens, n)?
     } else {
         vec![k(0, n)?; w as usize]
     };
@@ -123,55 +199,5 @@ pub fn build_described(p: &DpcParams, truc: bool) -> Result<(Module, UnitDescrip
             .collect::<Result<_, _>>()?;
         segs.push(Expr::concat(seg)?);
     }
-    let coded_block = wire(&mut m, "coded_block", Expr::concat(segs.into_iter().rev())?)?;
-    let raw_block = Expr::concat(
-        (0..b)
-            .rev()
-            .map(|t| bits.slice(8 * b - 1 - 8 * t, 8 * b - 8 - 8 * t))
-            .collect::<Result<Vec<_>, _>>()?,
-    )?;
-    let block = Expr::mux(&c, &coded_block, &raw_block)?;
-    let ed_len = sum(&lens, xw)?;
-    let coded_len = ed_len.add(&k(w as u128, xw)?)?;
-    let expected = wire(
-        &mut m,
-        "expected_len",
-        Expr::mux(&c, &coded_len, &raw_len)?.add(&k(kp as u128 + 1, xw)?)?,
-    )?;
-    let error = expected.cmp_ne(&in_len.expr().zext(xw)?)?;
-    let s1_block = pl.reg(&mut m, 1, "block", block)?;
-    let s1_error = pl.reg(&mut m, 1, "error", error)?;
-    let s1_mask = if truc {
-        Some(pl.reg(
-            &mut m,
-            1,
-            "mask",
-            Expr::concat(mask_bits.iter().rev().cloned())?,
-        )?)
-    } else {
-        None
-    };
-
-    pl.stage(&mut m, 2, "sectors back in place, zero on error")?;
-    let ok = s1_error.not();
-    let (block, mask) = match &s1_mask {
-        Some(mk) => {
-            let mb: Vec<Expr> = (0..ks).map(|i| mk.bit(i)).collect::<Result<_, _>>()?;
-            let slots: Vec<Expr> = (0..ks)
-                .map(|i| s1_block.slice(sec_w * (i + 1) - 1, sec_w * i))
-                .collect::<Result<_, _>>()?;
-            (expand(&mb, &slots)?, Some(mk.and(&ok.repeat(ks)?)?))
-        }
-        None => (s1_block.clone(), None),
-    };
-    let s2_block = pl.reg(&mut m, 2, "block", block.and(&ok.repeat(8 * b)?)?)?;
-    let s2_error = pl.reg(&mut m, 2, "error", s1_error)?;
-    m.assign(&out_block, s2_block)?;
-    m.assign(&out_error, s2_error)?;
-    if let (Some(o), Some(mk)) = (out_mask, mask) {
-        let r = pl.reg(&mut m, 2, "mask", mk)?;
-        m.assign(&o, r)?;
-    }
-    let unit = pl.describe(&m, Vec::new());
-    Ok((m, unit))
+    wire(m, "coded_block", Expr::concat(segs.into_iter().rev())?)
 }

@@ -12,8 +12,9 @@
 use golden::magbdi::Table;
 
 use super::fits;
-use crate::circuits::{first_set, k, onehot_mux, wire, Pipeline};
+use crate::circuits::{first_set, k, onehot_mux, wire};
 use crate::ir::{Expr, IrError, Module};
+use crate::stream::StreamUnit;
 use crate::unit::UnitDescription;
 
 pub const MODULE: &str = "bdi_compressor";
@@ -30,20 +31,19 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
     let w = 8 * p.base_bytes as u32;
     let bus = 8 * p.block_bytes as u32;
     let e = table.encoding_bits();
-    let mut m = Module::new(MODULE)?;
-    m.clock("clk")?;
-    m.reset("rst")?;
-    let in_valid = m.input("in_valid", 1)?;
-    let in_ready = m.output("in_ready", 1)?;
-    let in_block = m.input("in_block", bus)?;
-    let out_valid = m.output("out_valid", 1)?;
-    let out_ready = m.input("out_ready", 1)?;
-    let out_enc = m.output("out_enc", e)?;
-    let out_data = m.output("out_data", bus)?;
-    m.section("stage 1: one compressor unit per delta width, the smallest size that fits, output register")?;
+    let mut u = StreamUnit::begin(MODULE)?;
+    let in_block = u.input("in_block", bus)?;
+    let mut u = u.outputs()?;
+    let out_enc = u.output("out_enc", e)?;
+    let out_data = u.output("out_data", bus)?;
+    u.stage(
+        1,
+        "one compressor unit per delta width, the smallest size that fits, output register",
+    )?;
+    let m = &mut u.m;
 
     let vals: Vec<Expr> = (0..n as u32)
-        .map(|j| in_block.expr().slice(w * j + w - 1, w * j))
+        .map(|j| in_block.slice(w * j + w - 1, w * j))
         .collect::<Result<_, _>>()?;
     let mut fit_flags = Vec::new();
     let mut datas = Vec::new();
@@ -63,24 +63,24 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
             .map(|v| fits(v, d, p.mode))
             .collect::<Result<_, _>>()?;
         let zfit = wire(
-            &mut m,
+            m,
             &format!("{cu}_zfit"),
             Expr::concat(zfit.iter().rev().cloned())?,
         )?;
         // first value the zero base cannot cover (one-hot), and the base
-        let (first, _) = first_set(&mut m, &format!("{cu}_first"), &zfit.not())?;
-        let base = wire(&mut m, &format!("{cu}_base"), onehot_mux(&first, &vals)?)?;
+        let (first, _) = first_set(m, &format!("{cu}_first"), &zfit.not())?;
+        let base = wire(m, &format!("{cu}_base"), onehot_mux(&first, &vals)?)?;
         // step 2: deltas to the non-zero base
         let mut ok = Vec::with_capacity(n);
         let mut fields = Vec::with_capacity(n);
         for (j, v) in vals.iter().enumerate() {
-            let delta = wire(&mut m, &format!("{cu}_delta{j}"), v.sub(&base)?)?;
+            let delta = wire(m, &format!("{cu}_delta{j}"), v.sub(&base)?)?;
             let z = zfit.bit(j as u32)?;
             ok.push(z.or(&fits(&delta, d, p.mode)?)?);
             fields.push(Expr::mux(&z, &v.slice(d - 1, 0)?, &delta.slice(d - 1, 0)?)?);
         }
         let ok = Expr::concat(ok.into_iter().rev())?;
-        let f = wire(&mut m, &format!("{cu}_fits"), ok.reduce_and())?;
+        let f = wire(m, &format!("{cu}_fits"), ok.reduce_and())?;
         // the compressed bit string, MSB first: base, bitmask (value 0
         // first), deltas (value 0 first), zero padding to 8 * bytes bits
         let mut parts = vec![base.clone()];
@@ -105,30 +105,27 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
         if c < bus {
             data = data.zext(bus)?;
         }
-        let data = wire(&mut m, &format!("{cu}_data"), data)?;
+        let data = wire(m, &format!("{cu}_data"), data)?;
         fit_flags.push(f);
         datas.push(data);
     }
     // priority select: smallest fitting size, else raw
     let fit_vec = Expr::concat(fit_flags.iter().rev().cloned())?;
-    let (mut sel, none) = first_set(&mut m, "first_fit", &fit_vec)?;
+    let (mut sel, none) = first_set(m, "first_fit", &fit_vec)?;
     sel.push(none);
     codes.push(table.raw_code() as u128);
     let codes: Vec<Expr> = codes
         .into_iter()
         .map(|c| k(c, e))
         .collect::<Result<_, _>>()?;
-    datas.push(in_block.expr());
-    let enc = wire(&mut m, "enc", onehot_mux(&sel, &codes)?)?;
-    let data = wire(&mut m, "data", onehot_mux(&sel, &datas)?)?;
+    datas.push(in_block.clone());
+    let enc = wire(m, "enc", onehot_mux(&sel, &codes)?)?;
+    let data = wire(m, "data", onehot_mux(&sel, &datas)?)?;
 
-    let pipe = Pipeline::new(&mut m, super::LATENCY, &in_valid.expr(), &out_ready.expr())?;
-    let s1_enc = pipe.reg(&mut m, 1, "enc", enc)?;
-    let s1_data = pipe.reg(&mut m, 1, "data", data)?;
-    m.assign(&in_ready, pipe.enable[0].clone())?;
-    m.assign(&out_valid, pipe.valid[0].expr())?;
-    m.assign(&out_enc, s1_enc)?;
-    m.assign(&out_data, s1_data)?;
-    let unit = pipe.describe(&m, Vec::new());
-    Ok((m, unit))
+    let mut u = u.pipeline(super::LATENCY)?;
+    let s1_enc = u.reg(1, "enc", enc)?;
+    let s1_data = u.reg(1, "data", data)?;
+    u.drive(&out_enc, s1_enc)?;
+    u.drive(&out_data, s1_data)?;
+    u.finish(Vec::new())
 }

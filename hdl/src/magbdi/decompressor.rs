@@ -11,8 +11,9 @@
 
 use golden::magbdi::{DeltaMode, Table};
 
-use crate::circuits::{eq_const, k, onehot_mux, wire, Pipeline};
+use crate::circuits::{eq_const, k, onehot_mux, wire};
 use crate::ir::{Expr, IrError, Module};
+use crate::stream::StreamUnit;
 use crate::unit::UnitDescription;
 
 pub const MODULE: &str = "bdi_decompressor";
@@ -29,34 +30,31 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
     let w = 8 * p.base_bytes as u32;
     let bus = 8 * p.block_bytes as u32;
     let e = table.encoding_bits();
-    let mut m = Module::new(MODULE)?;
-    m.clock("clk")?;
-    m.reset("rst")?;
-    let in_valid = m.input("in_valid", 1)?;
-    let in_ready = m.output("in_ready", 1)?;
-    let in_enc = m.input("in_enc", e)?;
-    let in_data = m.input("in_data", bus)?;
-    let out_valid = m.output("out_valid", 1)?;
-    let out_ready = m.input("out_ready", 1)?;
-    let out_block = m.output("out_block", bus)?;
-    let out_error = m.output("out_error", 1)?;
-    m.section(
-        "stage 1: delta fields per size, select by the encoding, vector add, output register",
+    let mut u = StreamUnit::begin(MODULE)?;
+    let in_enc = u.input("in_enc", e)?;
+    let in_data = u.input("in_data", bus)?;
+    let mut u = u.outputs()?;
+    let out_block = u.output("out_block", bus)?;
+    let out_error = u.output("out_error", 1)?;
+    u.stage(
+        1,
+        "delta fields per size, select by the encoding, vector add, output register",
     )?;
+    let m = &mut u.m;
 
     // the bit string of the stored bytes, MSB first: stream bit t is bit
     // 7 - t%8 of byte t/8
     // (only the bytes of the largest size; the raw path takes the bus)
     let used = table.sizes.iter().map(|s| s.bytes).max().unwrap_or(1) as u32;
     let bytes: Vec<Expr> = (0..used)
-        .map(|j| in_data.expr().slice(8 * j + 7, 8 * j))
+        .map(|j| in_data.slice(8 * j + 7, 8 * j))
         .collect::<Result<_, _>>()?;
-    let stream = wire(&mut m, "stream", Expr::concat(bytes)?)?;
+    let stream = wire(m, "stream", Expr::concat(bytes)?)?;
     let sw = 8 * used;
     // stream bits [t, t+len) as an expression
     let bits = |t: u32, len: u32| stream.slice(sw - 1 - t, sw - t - len);
-    let base = wire(&mut m, "base", bits(0, w)?)?;
-    let mask = wire(&mut m, "mask", bits(w, n)?)?;
+    let base = wire(m, "base", bits(0, w)?)?;
+    let mask = wire(m, "mask", bits(w, n)?)?;
 
     let mut sel = Vec::new();
     let mut pad_ok = Vec::new();
@@ -66,11 +64,7 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
     let mut exts: Vec<Vec<Expr>> = vec![Vec::new(); n as usize];
     for (i, s) in table.sizes.iter().enumerate() {
         let d = s.delta_bits;
-        sel.push(wire(
-            &mut m,
-            &format!("sel{i}"),
-            eq_const(&in_enc.expr(), i as u128)?,
-        )?);
+        sel.push(wire(m, &format!("sel{i}"), eq_const(&in_enc, i as u128)?)?);
         let pad = 8 * s.bytes as u32 - s.used_bits as u32;
         pad_ok.push(if pad == 0 {
             Expr::bool(true)
@@ -104,43 +98,36 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
                     .iter()
                     .skip(1)
                     .try_fold(sel[members[0]].clone(), |a, &i| a.or(&sel[i]))?;
-                wire(&mut m, &format!("sel_d{d}"), any)
+                wire(m, &format!("sel_d{d}"), any)
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let raw = wire(
-        &mut m,
-        "sel_raw",
-        eq_const(&in_enc.expr(), table.raw_code() as u128)?,
-    )?;
+    let raw = wire(m, "sel_raw", eq_const(&in_enc, table.raw_code() as u128)?)?;
     let known = sel.iter().try_fold(raw.clone(), |a, s| a.or(s))?;
     let pad_good = onehot_mux(&sel, &pad_ok)?;
     let error = wire(
-        &mut m,
+        m,
         "error",
         known.not().or(&raw.not().and(&pad_good.not())?)?,
     )?;
     let mut vals = Vec::with_capacity(n as usize);
     for j in 0..n {
         let ext = wire(
-            &mut m,
+            m,
             &format!("ext{j}"),
             onehot_mux(&width_sel, &exts[j as usize])?,
         )?;
         let plus = ext.add(&base)?;
         vals.push(Expr::mux(&mask.bit(n - 1 - j)?, &plus, &ext)?);
     }
-    let decoded = wire(&mut m, "decoded", Expr::concat(vals.into_iter().rev())?)?;
-    let block = Expr::mux(&raw, &in_data.expr(), &decoded)?;
+    let decoded = wire(m, "decoded", Expr::concat(vals.into_iter().rev())?)?;
+    let block = Expr::mux(&raw, &in_data, &decoded)?;
     let block = Expr::mux(&error, &k(0, bus)?, &block)?;
 
-    let pipe = Pipeline::new(&mut m, super::LATENCY, &in_valid.expr(), &out_ready.expr())?;
-    let s1_block = pipe.reg(&mut m, 1, "block", block)?;
-    let s1_error = pipe.reg(&mut m, 1, "error", error)?;
-    m.assign(&in_ready, pipe.enable[0].clone())?;
-    m.assign(&out_valid, pipe.valid[0].expr())?;
-    m.assign(&out_block, s1_block)?;
-    m.assign(&out_error, s1_error)?;
-    let unit = pipe.describe(&m, Vec::new());
-    Ok((m, unit))
+    let mut u = u.pipeline(super::LATENCY)?;
+    let s1_block = u.reg(1, "block", block)?;
+    let s1_error = u.reg(1, "error", error)?;
+    u.drive(&out_block, s1_block)?;
+    u.drive(&out_error, s1_error)?;
+    u.finish(Vec::new())
 }
