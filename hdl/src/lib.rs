@@ -5,10 +5,14 @@
 
 pub use hdl_ir as ir;
 
+pub use family::{Family, GenError, Side, Unit};
+
 pub mod circuits;
 pub mod dpc;
+pub mod family;
 pub mod magbdi;
 pub mod mpc;
+pub mod params;
 pub mod prereq;
 pub mod stream;
 pub mod unit;

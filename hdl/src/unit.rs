@@ -16,15 +16,45 @@ pub enum Direction {
 
 /// One port of a unit.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PortDesc {
     pub name: String,
     pub dir: Direction,
     pub width: u32,
 }
 
+/// What a port carries, by the names of the stream-unit shell every
+/// generator builds on (`crate::stream`): the clock `clk`, the reset `rst`,
+/// the handshake `in_valid`/`out_valid` and `in_ready`/`out_ready`, and the
+/// data ports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PortRole {
+    Clock,
+    Reset,
+    /// `in_valid` or `out_valid`.
+    Valid,
+    /// `in_ready` or `out_ready`.
+    Ready,
+    Data,
+}
+
+impl PortDesc {
+    /// The port's role in the stream-unit interface.
+    pub fn role(&self) -> PortRole {
+        match self.name.as_str() {
+            "clk" => PortRole::Clock,
+            "rst" => PortRole::Reset,
+            "in_valid" | "out_valid" => PortRole::Valid,
+            "in_ready" | "out_ready" => PortRole::Ready,
+            _ => PortRole::Data,
+        }
+    }
+}
+
 /// One pipeline stage: its number (1-based), the title of the section that
 /// opens it in the Verilog, and its data registers (`s<stage>_<name>`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StageDesc {
     pub stage: usize,
     pub title: String,
@@ -33,6 +63,7 @@ pub struct StageDesc {
 
 /// One generated unit.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct UnitDescription {
     /// The Verilog module name (also the file stem).
     pub module: String,
@@ -62,7 +93,7 @@ pub enum UnitsError {
     },
     #[error("{path}: larger than {MAX_PARAMS_BYTES} bytes; not a generated params.json")]
     TooLarge { path: std::path::PathBuf },
-    #[error("{path}: no valid `units` list: {message}")]
+    #[error("{path}: not a params.json of generated units: {message}")]
     Parse {
         path: std::path::PathBuf,
         message: String,
@@ -101,18 +132,10 @@ pub fn read_params_text(path: &std::path::Path) -> Result<String, UnitsError> {
     Ok(text)
 }
 
-/// The `units` of the `params.json` at `path` (any generator's).
+/// The `units` of the `params.json` at `path` (any family's), read with
+/// [`crate::params::read`].
 pub fn read_units(path: &std::path::Path) -> Result<Vec<UnitDescription>, UnitsError> {
-    #[derive(serde::Deserialize)]
-    struct Units {
-        units: Vec<UnitDescription>,
-    }
-    let text = read_params_text(path)?;
-    let u: Units = serde_json::from_str(&text).map_err(|e| UnitsError::Parse {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    Ok(u.units)
+    Ok(crate::params::read(path)?.units)
 }
 
 /// The description of module `module` among `units` (read from `path`).
@@ -142,6 +165,18 @@ impl UnitDescription {
             .iter()
             .find(|s| s.registers.iter().any(|r| r == name))
             .map(|s| s.stage)
+    }
+
+    /// The port named `name`, if the unit has one.
+    pub fn port(&self, name: &str) -> Option<&PortDesc> {
+        self.ports.iter().find(|p| p.name == name)
+    }
+
+    /// The data ports of direction `dir`, in declaration order.
+    pub fn data_ports(&self, dir: Direction) -> impl Iterator<Item = &PortDesc> {
+        self.ports
+            .iter()
+            .filter(move |p| p.dir == dir && p.role() == PortRole::Data)
     }
 
     /// Whether `name` is a pipeline control signal (valid flag or enable).

@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ir::{write_files, IrError, Module, VerilogFile};
-use crate::unit::UnitDescription;
+use crate::ir::{write_files, VerilogFile};
 
 /// Write `files`, `files.f` and `params.json` into `out_dir` (created if
 /// needed) and return the written paths; on failure, the path that could not
@@ -22,31 +21,6 @@ pub fn write_unit_dir(
         paths.push(p);
     }
     Ok(paths)
-}
-
-/// `value` as pretty-printed JSON with a final newline (the text of a
-/// `params.json`).
-pub fn json_text<T: serde::Serialize>(value: &T) -> Result<String, serde_json::Error> {
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
-    Ok(text)
-}
-
-/// The Verilog of built units, in order, each with its submodules and
-/// `header` (shared by the MPC, MAG-aware BDI and DPC generators), and
-/// their descriptions.
-pub fn emit_units(
-    units: impl IntoIterator<Item = Result<(Module, UnitDescription), IrError>>,
-    header: &[String],
-) -> Result<(Vec<VerilogFile>, Vec<UnitDescription>), IrError> {
-    let mut files = Vec::new();
-    let mut descriptions = Vec::new();
-    for u in units {
-        let (m, d) = u?;
-        files.extend(m.emit_hierarchy(header)?);
-        descriptions.push(d);
-    }
-    Ok((files, descriptions))
 }
 
 /// Options whose value names where output goes: left out of the canonical

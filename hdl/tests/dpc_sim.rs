@@ -4,7 +4,7 @@
 //! every critical mask, corrupted packets, with random valid/ready stalls.
 
 use golden::dpc::{Dpc, DpcParams, Mode};
-use hdl::dpc::{self, packet_width, Unit};
+use hdl::dpc::{self, packet_width, DpcUnit};
 use hdl::ir::{Bits, Module, Sim};
 
 fn lcg(seed: &mut u64) -> u64 {
@@ -170,7 +170,7 @@ fn stream(
 
 fn check_compressor(p: &DpcParams, mode: Mode, blocks: &[Vec<u8>], seed: u64, stall: bool) {
     let d = Dpc::new(*p);
-    let m = dpc::build(p, Unit::Compressor(mode)).expect("build");
+    let (m, _) = hdl::Family::build(p, DpcUnit::Compressor(mode).into()).expect("build");
     let w = packet_width(p, mode);
     let full = p.full_mask();
     let mut s = seed;
@@ -239,7 +239,7 @@ impl<T> Pipe for T {}
 fn check_decompressor(p: &DpcParams, truc: bool, blocks: &[Vec<u8>], seed: u64, stall: bool) {
     let d = Dpc::new(*p);
     let mode = if truc { Mode::Truc } else { Mode::Plain };
-    let m = dpc::build(p, Unit::Decompressor(mode)).expect("build");
+    let (m, _) = hdl::Family::build(p, DpcUnit::Decompressor(mode).into()).expect("build");
     let w = packet_width(p, mode);
     let lw = dpc::len_width(p, mode);
     let full = p.full_mask();

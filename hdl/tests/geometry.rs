@@ -87,16 +87,15 @@ fn bdi_every_accepted_geometry_generates() {
             let what = format!("MAG-aware BDI block {b} MAG {m} base {k} {mode}");
             match Table::new(p) {
                 Ok(table) => {
-                    let header = hdl::magbdi::header_lines(&table, "test");
-                    let (files, _) =
-                        hdl::magbdi::generate(&table, &hdl::magbdi::Unit::ALL, &header)
-                            .unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let header = hdl::family::header(&table, "test");
+                    let (files, _) = hdl::family::generate(&table, &hdl::magbdi::UNITS, &header)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
                     check_files(&what, &files);
                     generated += 1;
                 }
                 Err(golden_err) => {
                     let _ = std::fs::remove_dir_all(&dir);
-                    let e = hdl::magbdi::write_units(p, &dir, &hdl::magbdi::Unit::ALL, "test")
+                    let e = hdl::magbdi::write_units(p, &dir, &hdl::magbdi::UNITS, "test")
                         .expect_err(&what);
                     assert_eq!(e.to_string(), golden_err.to_string(), "{what}");
                     assert!(!dir.exists(), "{what}: nothing may be written");
@@ -141,8 +140,8 @@ fn dpc_every_accepted_geometry_generates() {
         let what = format!("DPC block {b} segment {s} sector {t}");
         match DpcParams::new(b, s, t) {
             Ok(p) => {
-                let header = hdl::dpc::header_lines(&p, "test");
-                let (files, _) = hdl::dpc::generate(&p, &hdl::dpc::Unit::ALL, &header)
+                let header = hdl::family::header(&p, "test");
+                let (files, _) = hdl::family::generate(&p, &hdl::dpc::UNITS, &header)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 check_files(&what, &files);
                 generated += 1;

@@ -51,16 +51,16 @@ enum Source {
         set: Arc<ModelSet>,
         model_file: String,
         sha256: String,
-        unit: hdl::mpc::Unit,
+        unit: hdl::Unit,
         opts: hdl::mpc::Options,
     },
     MagBdi {
         table: Arc<Table>,
-        unit: hdl::magbdi::Unit,
+        unit: hdl::Unit,
     },
     Dpc {
         params: DpcParams,
-        unit: hdl::dpc::Unit,
+        unit: hdl::Unit,
     },
 }
 
@@ -91,18 +91,24 @@ impl Job {
                 unit,
                 opts,
             } => {
-                let header = hdl::mpc::header_lines(set, model_file, sha256, COMMAND);
-                let out = hdl::mpc::generate(set, &[*unit], opts, &header);
+                let config = hdl::mpc::MpcConfig {
+                    set: ModelSet::clone(set),
+                    sha256: sha256.clone(),
+                    model_file: model_file.clone(),
+                    options: *opts,
+                };
+                let header = hdl::family::header(&config, COMMAND);
+                let out = hdl::family::generate(&config, &[*unit], &header);
                 (out.map_err(|e| e.to_string()), header)
             }
             Source::MagBdi { table, unit } => {
-                let header = hdl::magbdi::header_lines(table, COMMAND);
-                let out = hdl::magbdi::generate(table, &[*unit], &header);
+                let header = hdl::family::header(&**table, COMMAND);
+                let out = hdl::family::generate(&**table, &[*unit], &header);
                 (out.map_err(|e| e.to_string()), header)
             }
             Source::Dpc { params, unit } => {
-                let header = hdl::dpc::header_lines(params, COMMAND);
-                let out = hdl::dpc::generate(params, &[*unit], &header);
+                let header = hdl::family::header(params, COMMAND);
+                let out = hdl::family::generate(params, &[*unit], &header);
                 (out.map_err(|e| e.to_string()), header)
             }
         };
@@ -131,7 +137,8 @@ fn shipped_sets() -> Vec<PathBuf> {
 }
 
 fn mpc_jobs(jobs: &mut Vec<Job>) {
-    use hdl::mpc::{Options, Unit, COMPRESSOR_STAGES, DECOMPRESSOR_STAGES};
+    use hdl::mpc::{Options, COMPRESSOR_STAGES, DECOMPRESSOR_STAGES};
+    use hdl::{Side, Unit};
     for dir in shipped_sets() {
         let (set, sha256) = ModelSet::load_with_sha256(&dir)
             .unwrap_or_else(|e| panic!("loading {}: {e}", dir.display()));
@@ -143,13 +150,18 @@ fn mpc_jobs(jobs: &mut Vec<Job>) {
         );
         let set = Arc::new(set);
         let depths = COMPRESSOR_STAGES
-            .map(|n| (Unit::Compressor, n, Options::with_stages(n, 4)))
+            .map(|n| (Unit::Mpc(Side::Compressor), n, Options::with_stages(n, 4)))
             .chain(
-                DECOMPRESSOR_STAGES.map(|n| (Unit::Decompressor, n, Options::with_stages(3, n))),
+                DECOMPRESSOR_STAGES
+                    .map(|n| (Unit::Mpc(Side::Decompressor), n, Options::with_stages(3, n))),
             );
         for (unit, stages, opts) in depths {
             let opts = opts.unwrap_or_else(|e| panic!("{e}"));
-            let short = if unit == Unit::Compressor { "c" } else { "d" };
+            let short = if unit.side() == Side::Compressor {
+                "c"
+            } else {
+                "d"
+            };
             jobs.push(Job {
                 label: format!(
                     "{}, {stages} stages, model set `{}` ({model_file})",
@@ -189,7 +201,8 @@ fn variant(
 }
 
 fn mpc_variant_jobs(jobs: &mut Vec<Job>) {
-    use hdl::mpc::{Options, Unit, COMPRESSOR_STAGES};
+    use hdl::mpc::{Options, COMPRESSOR_STAGES};
+    use hdl::{Side, Unit};
     // two predictors are enough for a selection among them (and cost
     // less to lint than three)
     let bases = [
@@ -224,12 +237,17 @@ fn mpc_variant_jobs(jobs: &mut Vec<Job>) {
                     };
                     for stages in COMPRESSOR_STAGES {
                         let opts = Options::with_stages(stages, 4).expect("depths");
-                        push(Unit::Compressor, stages, opts, "c");
+                        push(Unit::Mpc(Side::Compressor), stages, opts, "c");
                     }
                     // the decompressor does not depend on the selection rule
                     if selection == Selection::ZeroRun {
                         let opts = Options::default();
-                        push(Unit::Decompressor, opts.decompressor_stages(), opts, "d");
+                        push(
+                            Unit::Mpc(Side::Decompressor),
+                            opts.decompressor_stages(),
+                            opts,
+                            "d",
+                        );
                     }
                 }
             }
@@ -245,7 +263,7 @@ fn magbdi_jobs(jobs: &mut Vec<Job>) {
                 Table::new(params).unwrap_or_else(|e| panic!("MAG-aware BDI 128/{mag}/4: {e}")),
             );
             let config = hdl::magbdi::config_name(&params);
-            for unit in hdl::magbdi::Unit::ALL {
+            for unit in hdl::magbdi::UNITS {
                 jobs.push(Job {
                     label: format!(
                         "{}, {} stage, MAG-aware BDI block 128 B, MAG {mag} B, base 4 B, {mode} deltas",
@@ -269,12 +287,12 @@ fn dpc_jobs(jobs: &mut Vec<Job>) {
     use golden::dpc::{SECTOR_BYTES, SEGMENT_BYTES};
     let params = DpcParams::new(128, SEGMENT_BYTES, SECTOR_BYTES)
         .unwrap_or_else(|e| panic!("DPC default geometry: {e}"));
-    for unit in hdl::dpc::Unit::ALL {
-        let stages = match unit {
-            hdl::dpc::Unit::Compressor(_) => hdl::dpc::COMPRESSOR_LATENCY,
-            hdl::dpc::Unit::Decompressor(_) => hdl::dpc::DECOMPRESSOR_LATENCY,
+    for unit in hdl::dpc::UNITS {
+        let stages = match unit.side() {
+            hdl::Side::Compressor => hdl::dpc::COMPRESSOR_LATENCY,
+            hdl::Side::Decompressor => hdl::dpc::DECOMPRESSOR_LATENCY,
         } as usize;
-        let module = hdl::dpc::module_name(unit);
+        let module = unit.module_name();
         jobs.push(Job {
             label: format!(
                 "{module}, {stages} stages, DPC block 128 B, segment {SEGMENT_BYTES} B, sector {SECTOR_BYTES} B"

@@ -10,8 +10,10 @@ use std::path::Path;
 use std::process::Command;
 
 use golden::magbdi::{DeltaMode, MagBdi, Params, Table};
+use hdl::family::{generate, header};
 use hdl::ir::{Bits, Sim};
-use hdl::magbdi::{compressor, decompressor, generate, header_lines, write_units, GenError, Unit};
+use hdl::magbdi::{compressor, decompressor, write_units, UNITS};
+use hdl::GenError;
 
 fn to_bits(b: &[u8]) -> Bits {
     let words: Vec<u64> = b
@@ -297,7 +299,7 @@ fn no_delta_width_is_refused_before_writing() {
     let e = write_units(
         Params::new(16, 8, 8, DeltaMode::Unsigned),
         &dir,
-        &Unit::ALL,
+        &UNITS,
         "test",
     )
     .unwrap_err();
@@ -338,8 +340,8 @@ fn emitted_verilog_is_lint_clean() {
         (64, DeltaMode::Unsigned),
     ] {
         let table = Table::new(Params::new(128, mag, 4, mode)).unwrap();
-        let header = header_lines(&table, "bdi_sim test");
-        let (files, _) = generate(&table, &Unit::ALL, &header).expect("generate");
+        let header = header(&table, "bdi_sim test");
+        let (files, _) = generate(&table, &UNITS, &header).expect("generate");
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("bdi_lint_{mag}_{mode}"));
         let paths = hdl::ir::write_files(&dir, &files).expect("write");
         assert!(files[0].text.contains("MAG-aware BDI: block 128 B"));

@@ -83,10 +83,10 @@ fn magbdi_and_dpc_units_describe_themselves() {
         check_description(&m, &d, hdl::magbdi::LATENCY);
     }
     let p = golden::dpc::DpcParams::default();
-    for u in hdl::dpc::Unit::ALL {
-        let (m, d) = hdl::dpc::build_described(&p, u).expect("dpc unit");
+    for u in hdl::dpc::UNITS {
+        let (m, d) = hdl::Family::build(&p, u).expect("dpc unit");
         check_description(&m, &d, 2);
-        assert_eq!(d.module, hdl::dpc::module_name(u));
+        assert_eq!(d.module, u.module_name());
     }
 }
 

@@ -15,8 +15,9 @@ use anyhow::{Context, Result};
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use golden::mpc::ModelSet;
-use hdl::mpc::{write_units, Options, Unit};
+use hdl::family::write_units;
+use hdl::mpc::{MpcConfig, Options};
+use hdl::{Side, Unit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum UnitArg {
@@ -309,7 +310,7 @@ fn gen_dpc(a: DpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
     let out = a.out.unwrap_or_else(|| {
         PathBuf::from("build").join(format!("dpc-{}-{}-{}", a.block, a.segment, a.sector))
     });
-    hdl::dpc::write_units(&p, &out, &hdl::dpc::Unit::ALL, command_line)
+    write_units(&p, &out, &hdl::dpc::UNITS, command_line)
         .with_context(|| format!("generating DPC into {}", out.display()))
 }
 
@@ -319,23 +320,23 @@ fn gen_magbdi(a: MagBdiArgs, command_line: &str) -> Result<Vec<PathBuf>> {
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("build").join(hdl::magbdi::config_name(&p)));
-    hdl::magbdi::write_units(p, &out, &hdl::magbdi::Unit::ALL, command_line)
+    hdl::magbdi::write_units(p, &out, &hdl::magbdi::UNITS, command_line)
         .with_context(|| format!("generating MAG-aware BDI into {}", out.display()))
 }
 
 /// The MPC units of a model set into build/<set name>.
 fn gen_mpc(a: MpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
     let opts = Options::with_stages(a.compressor_stages, a.decompressor_stages)?;
-    let set = ModelSet::load(&a.model)?;
+    let config = MpcConfig::load(&a.model, opts)?;
     let out = a
         .out
-        .unwrap_or_else(|| PathBuf::from("build").join(&set.name));
+        .unwrap_or_else(|| PathBuf::from("build").join(&config.set.name));
     let units: Vec<Unit> = match a.unit {
-        MpcUnit::Compressor => vec![Unit::Compressor],
-        MpcUnit::Decompressor => vec![Unit::Decompressor],
-        MpcUnit::All => Unit::ALL.to_vec(),
+        MpcUnit::Compressor => vec![Unit::Mpc(Side::Compressor)],
+        MpcUnit::Decompressor => vec![Unit::Mpc(Side::Decompressor)],
+        MpcUnit::All => hdl::mpc::UNITS.to_vec(),
     };
-    write_units(&a.model, &out, &units, &opts, command_line)
+    write_units(&config, &out, &units, command_line)
         .with_context(|| format!("generating {} into {}", a.model.display(), out.display()))
 }
 

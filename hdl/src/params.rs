@@ -1,0 +1,151 @@
+//! `params.json`: what a testbench or the synthesis flow needs to know about
+//! a directory of generated units, one schema for every family
+//! (docs/hw/mpc-interface.md, mag-bdi.md, dpc.md). The family's own keys
+//! come first, tagged by `"unit"` (`"mpc"`, `"bdi"` or `"dpc"`); `units`,
+//! the description of every generated unit, is common.
+//!
+//! Written pretty-printed by [`ParamsFile::to_json`]; read by [`read`],
+//! strictly: an unknown or a missing key is an error naming it.
+
+use std::path::Path;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::unit::{read_params_text, UnitDescription, UnitsError};
+
+/// A `params.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ParamsFile {
+    /// The family's keys, with the `"unit"` tag.
+    #[serde(flatten)]
+    pub family: FamilyParams,
+    /// The generated units: ports, latency, stages and their registers,
+    /// and the stage probes a co-simulation compares with the golden trace
+    /// (docs/hw/cosim.md).
+    pub units: Vec<UnitDescription>,
+}
+
+/// The family-specific keys of a `params.json`, tagged by `"unit"`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "unit")]
+pub enum FamilyParams {
+    #[serde(rename = "mpc")]
+    Mpc(MpcKeys),
+    #[serde(rename = "bdi")]
+    MagBdi(MagBdiKeys),
+    #[serde(rename = "dpc")]
+    Dpc(DpcKeys),
+}
+
+impl FamilyParams {
+    /// The `"unit"` tag.
+    pub fn tag(&self) -> &'static str {
+        match self {
+            FamilyParams::Mpc(_) => "mpc",
+            FamilyParams::MagBdi(_) => "bdi",
+            FamilyParams::Dpc(_) => "dpc",
+        }
+    }
+}
+
+/// The MPC units' keys: the identity of the model set they were generated
+/// from and the numbers of their interface.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MpcKeys {
+    pub model_set: String,
+    /// SHA-256 of the model file (hex), as in the Verilog headers.
+    pub model_sha256: String,
+    pub header_bits: u32,
+    pub max_bits: u32,
+    pub len_bits: u32,
+    /// The name of every model ID, in ID order.
+    pub model_ids: Vec<String>,
+}
+
+/// The MAG-aware BDI units' keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MagBdiKeys {
+    pub block_bytes: usize,
+    pub mag_bytes: usize,
+    pub base_bytes: usize,
+    /// `"unsigned"` or `"signed"`.
+    pub mode: String,
+    pub encoding_bits: u32,
+    pub raw_code: u32,
+    /// Encoding `i` is `sizes[i]`.
+    pub sizes: Vec<SizeEntry>,
+}
+
+/// One compressed size of [`MagBdiKeys::sizes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SizeEntry {
+    pub bytes: usize,
+    pub delta_bits: u32,
+}
+
+/// The DPC units' keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DpcKeys {
+    pub block_bytes: usize,
+    pub segment_bytes: usize,
+    pub sector_bytes: usize,
+    pub groups: usize,
+    pub segments: usize,
+    pub sectors: usize,
+    pub max_bits: usize,
+    pub max_truc_bits: usize,
+    pub len_bits: u32,
+    pub truc_len_bits: u32,
+}
+
+impl ParamsFile {
+    /// The text of the file: pretty-printed JSON with a final newline.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        Ok(text)
+    }
+
+    /// Parse the text of a `params.json`, strictly.
+    pub fn parse(text: &str) -> Result<ParamsFile, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The description of module `module`, if the file has one.
+    pub fn unit(&self, module: &str) -> Option<&UnitDescription> {
+        self.units.iter().find(|u| u.module == module)
+    }
+}
+
+/// Strict: `units` and the family keys are read separately (serde's
+/// `deny_unknown_fields` does not combine with a flattened field), each
+/// refusing unknown and missing keys.
+impl<'de> Deserialize<'de> for ParamsFile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ParamsFile, D::Error> {
+        let mut map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let units = map
+            .remove("units")
+            .ok_or_else(|| D::Error::missing_field("units"))?;
+        let units = Vec::<UnitDescription>::deserialize(units)
+            .map_err(|e| D::Error::custom(format_args!("units: {e}")))?;
+        let family =
+            FamilyParams::deserialize(serde_json::Value::Object(map)).map_err(D::Error::custom)?;
+        Ok(ParamsFile { family, units })
+    }
+}
+
+/// The `params.json` at `path`, refused when larger than
+/// [`crate::unit::MAX_PARAMS_BYTES`], not JSON, or not of this schema (the
+/// message names the key).
+pub fn read(path: &Path) -> Result<ParamsFile, UnitsError> {
+    let text = read_params_text(path)?;
+    ParamsFile::parse(&text).map_err(|e| UnitsError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
