@@ -2,14 +2,88 @@
 //! of a simulation against them (plus the handshake-timing and reset
 //! bookkeeping checks against [`crate::schedule::model_run`]).
 
-use std::collections::BTreeMap;
+use std::path::Path;
 
-use golden::mpc::{CompressedBlock, DecodeError, ModelSet, MpcCodec};
+use golden::mpc::{CompressedBlock, DecodeError, ModelSet, MpcCodec, BLOCK_BYTES, MAX_BLOCK_BYTES};
 
 use crate::hex;
-use crate::output::{Fields, SimOutput};
+use crate::records::{self, OutputError, Record, SimOutput};
+use crate::rtl::Params;
 use crate::schedule::ModelRun;
-use crate::vectors::{Block, CompVector, DecompVector, Tags};
+use crate::stream_unit::LeBus;
+use crate::vectors::{Block, CompVector, DecompVector, Tags, LEN_WIDTH};
+use crate::verdict::{self, Diff, Judged, RunShape};
+pub use crate::verdict::{Mismatch, TagCounts, Verdict, MAX_REPORTED};
+use crate::Unit;
+
+/// The MPC unit's output fields of one record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fields {
+    /// Compressor: `out_len`, `out_model`, `out_bits` (MSB-first bytes).
+    Comp {
+        len: u32,
+        model: u32,
+        bits: [u8; MAX_BLOCK_BYTES],
+    },
+    /// Decompressor and loopback: `out_error`, `out_model`, `out_block`.
+    Block {
+        error: bool,
+        model: u32,
+        block: Block,
+    },
+}
+
+/// An MPC run's records, their buses decoded into [`Fields`].
+pub type MpcOutput = SimOutput<Fields>;
+/// One output record of an MPC unit.
+pub type MpcRecord = Record<Fields>;
+
+/// Width of the testbench's `out_all` bus for `unit`.
+pub fn out_width(unit: Unit, params: &Params) -> usize {
+    let h = params.header_bits as usize;
+    match unit {
+        Unit::Compressor => params.max_bits as usize + LEN_WIDTH as usize + h,
+        Unit::Decompressor | Unit::Loopback => 8 * BLOCK_BYTES + 1 + h,
+    }
+}
+
+/// The fields of an `out_all` bus of `unit` ([`out_width`] bits): `{out_bits,
+/// out_len, out_model}` (compressor) or `{out_block, out_error, out_model}`.
+pub fn fields_of(unit: Unit, bus: &LeBus, params: &Params) -> Fields {
+    let h = params.header_bits as usize;
+    let model = bus.uint(0, h) as u32;
+    match unit {
+        Unit::Compressor => {
+            let mut bits = [0u8; MAX_BLOCK_BYTES];
+            let w = params.max_bits as usize;
+            for (d, s) in bits
+                .iter_mut()
+                .zip(bus.left_aligned(h + LEN_WIDTH as usize, w))
+            {
+                *d = s;
+            }
+            Fields::Comp {
+                len: bus.uint(h, LEN_WIDTH as usize) as u32,
+                model,
+                bits,
+            }
+        }
+        Unit::Decompressor | Unit::Loopback => {
+            let mut block = [0u8; BLOCK_BYTES];
+            block.copy_from_slice(&bus.bytes(h + 1, BLOCK_BYTES));
+            Fields::Block {
+                error: bus.bit(h),
+                model,
+                block,
+            }
+        }
+    }
+}
+
+/// Read an MPC unit's record file ([`records::read`]) into [`Fields`].
+pub fn read_records(path: &Path, unit: Unit, params: &Params) -> Result<MpcOutput, OutputError> {
+    Ok(records::read(path, out_width(unit, params))?.decode(|b| Ok(fields_of(unit, b, params))))
+}
 
 /// What the unit must deliver for one vector.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -215,89 +289,6 @@ fn diff(e: &Expect, f: &Fields) -> Vec<String> {
     d
 }
 
-/// One output that differs from the golden model.
-#[derive(Clone, Debug)]
-pub struct Mismatch {
-    /// Vector index (in the whole run).
-    pub idx: u64,
-    /// Index within its shard, and the shard.
-    pub shard: usize,
-    pub shard_idx: u64,
-    pub tag: String,
-    pub input: String,
-    pub expected: String,
-    pub actual: String,
-    pub what: String,
-    /// Cycle the output was delivered in (shard-local), and its latency.
-    pub cycle: u64,
-    pub latency: u64,
-}
-
-impl std::fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(
-            f,
-            "block {} ({}; shard {} index {}, delivered in cycle {} after {} cycles): {}",
-            self.idx, self.tag, self.shard, self.shard_idx, self.cycle, self.latency, self.what
-        )?;
-        writeln!(f, "    input    : {}", self.input)?;
-        writeln!(f, "    expected : {}", self.expected)?;
-        write!(f, "    actual   : {}", self.actual)
-    }
-}
-
-/// Counts per category: (passed, total).
-pub type TagCounts = BTreeMap<String, (u64, u64)>;
-
-/// The outcome of comparing one or more simulations.
-#[derive(Clone, Debug, Default)]
-pub struct Verdict {
-    /// Vectors whose output was compared.
-    pub checked: u64,
-    pub passed: u64,
-    pub per_tag: TagCounts,
-    /// The first mismatches (at most [`MAX_REPORTED`]).
-    pub mismatches: Vec<Mismatch>,
-    pub mismatch_count: u64,
-    /// Missing/extra outputs, protocol violations, timing and reset
-    /// bookkeeping differences, simulator errors.
-    pub problems: Vec<String>,
-    /// Reset pulses and the blocks they dropped (and that were re-sent).
-    pub resets: u64,
-    pub dropped: u64,
-    /// Simulated cycles.
-    pub cycles: u64,
-}
-
-/// Mismatches kept with full detail.
-pub const MAX_REPORTED: usize = 20;
-
-impl Verdict {
-    pub fn ok(&self) -> bool {
-        self.mismatch_count == 0 && self.problems.is_empty()
-    }
-
-    pub fn merge(&mut self, o: Verdict) {
-        self.checked += o.checked;
-        self.passed += o.passed;
-        for (k, (p, t)) in o.per_tag {
-            let e = self.per_tag.entry(k).or_default();
-            e.0 += p;
-            e.1 += t;
-        }
-        for m in o.mismatches {
-            if self.mismatches.len() < MAX_REPORTED {
-                self.mismatches.push(m);
-            }
-        }
-        self.mismatch_count += o.mismatch_count;
-        self.problems.extend(o.problems);
-        self.resets += o.resets;
-        self.dropped += o.dropped;
-        self.cycles += o.cycles;
-    }
-}
-
 /// What one shard was.
 pub struct Shard<'a> {
     pub index: usize,
@@ -310,133 +301,40 @@ pub struct Shard<'a> {
     pub model: Option<&'a ModelRun>,
 }
 
-/// Compare one shard's simulation output.
-pub fn compare(shard: &Shard<'_>, out: &SimOutput, tags: &Tags, stages: usize) -> Verdict {
-    let mut v = Verdict::default();
-    let n = shard.inputs.len() as u64;
-    if out.done.is_none() && out.errors.is_empty() {
-        v.problems.push(format!(
-            "shard {}: the simulation ended without its final `D` record",
-            shard.index
-        ));
-    }
-    for e in &out.errors {
-        v.problems
-            .push(format!("shard {}: simulation stopped: {e}", shard.index));
-    }
-    for p in out.protocol.iter().take(5) {
-        v.problems.push(format!(
-            "shard {}: protocol violation in cycle {}: {}",
-            shard.index,
-            p.cycle,
-            p.describe()
-        ));
-    }
-    if out.protocol.len() > 5 {
-        v.problems.push(format!(
-            "shard {}: {} protocol violations in all",
-            shard.index,
-            out.protocol.len()
-        ));
-    }
-    v.resets = out.resets.len() as u64;
-    v.dropped = out.resets.iter().map(|r| r.dropped).sum();
-    v.cycles = out.done.map_or(0, |d| d.0);
-    for r in &out.resets {
-        if r.dropped > stages as u64 {
-            v.problems.push(format!(
-                "shard {}: reset in cycle {} found {} blocks in flight, more than the {stages} pipeline stages hold",
-                shard.index, r.cycle, r.dropped
-            ));
-        }
-    }
-    for (k, rec) in out.records.iter().enumerate() {
-        if rec.idx != k as u64 {
-            v.problems.push(format!(
-                "shard {}: output record {k} has index {} (testbench bookkeeping)",
-                shard.index, rec.idx
-            ));
-            break;
-        }
-        if rec.idx >= n {
-            v.problems.push(format!(
-                "shard {}: {} outputs for {n} inputs (extra outputs)",
-                shard.index,
-                out.records.len()
-            ));
-            break;
-        }
-        let i = rec.idx as usize;
-        let tag = tags.name(shard.inputs.tag(i)).to_string();
+/// Compare one shard's simulation output: the checks of every run
+/// ([`verdict::check_run`]) with the MPC golden check of each output.
+pub fn compare(shard: &Shard<'_>, out: &MpcOutput, tags: &Tags, stages: usize) -> Verdict {
+    let s = RunShape {
+        shard: Some(shard.index),
+        offset: shard.offset,
+        n: shard.inputs.len() as u64,
+        stages,
+        model: shard.model,
+    };
+    verdict::check_run(&s, out, |i, rec| {
         let e = &shard.expected[i];
         let what = match &rec.fields {
             Ok(f) => diff(e, f),
             Err(msg) => vec![format!("unreadable output: {msg}")],
         };
-        let counts = v.per_tag.entry(tag.clone()).or_default();
-        counts.1 += 1;
-        v.checked += 1;
-        if what.is_empty() {
-            counts.0 += 1;
-            v.passed += 1;
-            continue;
-        }
-        v.mismatch_count += 1;
-        if v.mismatches.len() < MAX_REPORTED {
-            v.mismatches.push(Mismatch {
-                idx: shard.offset + rec.idx,
-                shard: shard.index,
-                shard_idx: rec.idx,
-                tag,
+        Judged {
+            tag: Some(tags.name(shard.inputs.tag(i)).to_string()),
+            diff: (!what.is_empty()).then(|| Diff {
+                what: what.join(", "),
                 input: shard.inputs.describe(i),
                 expected: describe_expect(e),
                 actual: rec
                     .fields
                     .as_ref()
                     .map_or_else(|m| m.clone(), describe_fields),
-                what: what.join(", "),
-                cycle: rec.cycle,
-                latency: rec.latency,
-            });
+            }),
         }
-    }
-    if (out.records.len() as u64) < n {
-        v.problems.push(format!(
-            "shard {}: only {} of {n} outputs delivered (first missing: block {})",
-            shard.index,
-            out.records.len(),
-            shard.offset + out.records.len() as u64
-        ));
-    }
-    if let Some(m) = shard.model {
-        timing(shard.index, m, out, stages, &mut v);
-    }
-    v
-}
-
-/// Handshake timing and reset bookkeeping against the ideal pipeline.
-fn timing(shard: usize, m: &ModelRun, out: &SimOutput, stages: usize, v: &mut Verdict) {
-    if out.resets != m.resets {
-        v.problems.push(format!(
-            "shard {shard}: reset bookkeeping differs from an ideal {stages}-stage pipeline: testbench {:?}, model {:?}",
-            out.resets, m.resets
-        ));
-    }
-    for (rec, d) in out.records.iter().zip(&m.deliveries) {
-        if rec.cycle != d.cycle || rec.latency != d.latency {
-            v.problems.push(format!(
-                "shard {shard}: block {} delivered in cycle {} after {} cycles; an ideal {stages}-stage ready-chain pipeline (docs/hw/mpc-interface.md) delivers it in cycle {} after {}",
-                rec.idx, rec.cycle, rec.latency, d.cycle, d.latency
-            ));
-            break;
-        }
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::Record;
     use std::path::Path;
 
     fn example() -> ModelSet {
@@ -464,7 +362,7 @@ mod tests {
             })
             .collect();
         let exp = expect_compressor(&codec, &v);
-        let mut recs: Vec<Record> = exp
+        let mut recs: Vec<MpcRecord> = exp
             .iter()
             .enumerate()
             .map(|(i, e)| {
@@ -519,6 +417,54 @@ mod tests {
             bad.problems.iter().any(|p| p.contains("only 2 of 3")),
             "{:?}",
             bad.problems
+        );
+    }
+    fn params() -> Params {
+        Params {
+            header_bits: 2,
+            max_bits: 258,
+            compressor_latency: 3,
+            decompressor_latency: 4,
+        }
+    }
+
+    #[test]
+    fn mpc_fields_of_both_buses() {
+        let p = params();
+        // {out_bits = 1 then zeros, out_len = 5, out_model = 2}: 269 bits
+        let mut bus = LeBus::new();
+        bus.put_uint(2, 2);
+        bus.put_uint(5, 9);
+        bus.put_left_aligned(&[0x80], 1, 258);
+        assert_eq!(bus.width(), out_width(Unit::Compressor, &p));
+        let text = format!("O 0 3 3 {}\nO 1 4 3 {}\nD 5 2\n", bus.hex(), "x".repeat(68));
+        let o = records::parse(
+            text.as_bytes(),
+            Path::new("t"),
+            out_width(Unit::Compressor, &p),
+        )
+        .expect("parse")
+        .decode(|b| Ok(fields_of(Unit::Compressor, b, &p)));
+        let Ok(Fields::Comp { len, model, bits }) = o.records[0].fields else {
+            panic!("fields {:?}", o.records[0].fields);
+        };
+        assert_eq!((len, model, bits[0], bits[1]), (5, 2, 0x80, 0));
+        assert!(o.records[1].fields.is_err());
+        // {out_block = byte 0 is 0xa5, out_error = 1, out_model = 0}
+        let mut bus = LeBus::new();
+        bus.put_uint(0, 2);
+        bus.put_bit(true);
+        let mut block = [0u8; 32];
+        block[0] = 0xa5;
+        bus.put_bytes(&block);
+        assert_eq!(bus.width(), out_width(Unit::Decompressor, &p));
+        assert_eq!(
+            fields_of(Unit::Decompressor, &bus, &p),
+            Fields::Block {
+                error: true,
+                model: 0,
+                block
+            }
         );
     }
 }

@@ -1,10 +1,11 @@
 //! Co-simulation of the DPC units (`hdl::dpc`, docs/hw/dpc.md): the plain,
 //! DF-TRUC and DF-MAN compressors and the plain (also DF-MAN) and DF-TRUC
-//! decompressors, against `golden::dpc` on Icarus and Verilator, with the
-//! shared stream-unit harness ([`crate::stream_unit`]: `tb/dpc_tb.sv` over
-//! the shared driver `tb/stream_driver.svh`, the seeded
-//! stall/backpressure/reset [`Schedule`] and the ideal-pipeline timing
-//! model).
+//! decompressors, against `golden::dpc` on Icarus and Verilator. What is
+//! particular to the family is here: the vectors, the port layout of the
+//! vector and output buses (`tb/dpc_tb.sv`) and the golden check; the run
+//! is the shared one of every unit ([`stream_unit::run_unit`]: the driver
+//! `tb/stream_driver.svh`, the seeded stall/backpressure/reset schedule,
+//! the one record parser and the checks of every run).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,11 +14,9 @@ use golden::dpc::{Dpc, DpcParams, Mode};
 use hdl::dpc::{len_width, module_name, packet_width, Unit};
 
 use crate::rng::Rng;
-use crate::schedule::{Schedule, ScheduleConfig};
+use crate::schedule::ScheduleConfig;
 use crate::sim::CxxOpt;
-use crate::stream_unit::{
-    self, io, LeBus, SimRun, StreamError, StreamReport, StreamTarget, TbSpec,
-};
+use crate::stream_unit::{self, LeBus, StreamError, StreamReport, StreamTarget, TbSpec, UnitRun};
 use crate::Simulator;
 
 /// The testbench.
@@ -743,79 +742,50 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
         );
         let coverage = stream_unit::coverage_line(&seen);
         let st = hdl::unit::find(&described, name, &params_json)?.latency;
-        let sched = Schedule::generate(
-            &ScheduleConfig {
-                stall: cfg.stall,
-                resets: cfg.resets,
-                seed: cfg.seed.wrapping_mul(31).wrapping_add(ui as u64),
-            },
-            vecs.len(),
-            st,
-        );
-        let work = root.join("cosim").join(name);
-        std::fs::create_dir_all(&work).map_err(io(work.display()))?;
-        let vec_path = work.join("vectors.hex");
-        let sched_path = work.join("schedule.hex");
-        let text: String = vecs.iter().map(|v| v.bus.hex() + "\n").collect();
-        std::fs::write(&vec_path, text).map_err(io(vec_path.display()))?;
-        std::fs::write(&sched_path, sched.to_text()).map_err(io(sched_path.display()))?;
+        let buses: Vec<LeBus> = vecs.iter().map(|v| v.bus.clone()).collect();
         let mode = match unit {
             Unit::Compressor(m) | Unit::Decompressor(m) => m,
         };
         let def = define(unit);
-        let spec = TbSpec {
-            top: "dpc_tb",
-            tb_file: "dpc_tb.sv",
-            tb_source: TB_SOURCE,
-            defines: vec![&def],
-            params: tb_params(&p, mode),
-            rtl: &rtl,
-            trace: false,
-            cxx: CxxOpt::for_vectors(vecs.len()),
+        let u = UnitRun {
+            root: &root,
+            name,
+            spec: TbSpec {
+                top: "dpc_tb",
+                tb_file: "dpc_tb.sv",
+                tb_source: TB_SOURCE,
+                defines: vec![&def],
+                params: tb_params(&p, mode),
+                rtl: &rtl,
+                trace: false,
+                cxx: CxxOpt::for_vectors(vecs.len()),
+            },
+            sims: &cfg.sims,
+            vectors: &buses,
+            schedule: ScheduleConfig {
+                stall: cfg.stall,
+                resets: cfg.resets,
+                seed: cfg.seed.wrapping_mul(31).wrapping_add(ui as u64),
+            },
+            stages: st,
+            out_width: out_width(&p, unit),
+            coverage,
         };
-        for &sim in &cfg.sims {
-            let started = std::time::Instant::now();
-            let dir = root.join(format!("sim-{}", sim.name())).join(format!(
-                "{}{}",
-                name,
-                spec.cxx.dir_suffix(sim)
-            ));
-            let b = crate::sim::build_tb(sim, &spec, &dir).map_err(StreamError::from)?;
-            let r = SimRun {
-                sim,
-                unit: name,
-                cmd: b.command_line(),
-                cached: b.cached,
-                dir: &dir,
-                vectors: &vec_path,
-                schedule_path: &sched_path,
-                schedule: &sched,
-                stages: st,
-                n: vecs.len(),
-                out_width: out_width(&p, unit),
-                coverage: coverage.clone(),
-                started,
-                timeout: 20_000,
-                plusargs: Vec::new(),
-                progress: true,
+        reports.extend(stream_unit::run_unit(&u, |idx, o| {
+            let Some(v) = vecs.get(idx) else {
+                return Err(format!("{name}: output index {idx} out of range"));
             };
-            let report = stream_unit::run_and_check(&r, |idx, o| {
-                let Some(v) = vecs.get(idx) else {
-                    return Err(format!("{name}: output index {idx} out of range"));
-                };
-                let g = got(&p, unit, o);
-                if g == v.expect {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "{name} vector {idx} ({}): {}",
-                        v.what,
-                        diff(&g, &v.expect)
-                    ))
-                }
-            })?;
-            reports.push(report);
-        }
+            let g = got(&p, unit, o);
+            if g == v.expect {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{name} vector {idx} ({}): {}",
+                    v.what,
+                    diff(&g, &v.expect)
+                ))
+            }
+        })?);
     }
     Ok(reports)
 }

@@ -8,14 +8,21 @@
 //! * [`sim`]: compiling any testbench on the shared driver
 //!   `tb/stream_driver.svh` (`tb/mpc_tb.sv`, `tb/bdi_tb.sv`, `tb/dpc_tb.sv`)
 //!   on Icarus or Verilator, and running it.
-//! * [`output`], [`compare`]: the testbench's records and the block-by-block
-//!   comparison with the golden model.
+//! * [`records`]: the one strict parser of the driver's output records,
+//!   for every unit.
+//! * [`verdict`]: the checks every run gets (end of run, handshake rules,
+//!   count and order of the outputs, delivery cycles and resets against
+//!   the ideal pipeline) around a unit's golden check.
+//! * [`compare`]: the MPC units' output fields and golden check.
 //! * [`vcd`], [`locate`]: on a mismatch, the first pipeline stage that
 //!   differs, from a VCD of the failing block, plus a GTKWave save file.
 //! * [`rtl`]: the generated units of a model set.
 //! * [`run`]: everything together for MPC, as `cosim mpc` uses it.
-//! * [`stream_unit`], [`magbdi`], [`dpc`]: the single-stream units on the
-//!   shared driver `tb/stream_driver.svh` (`cosim magbdi`, `cosim dpc`).
+//! * [`stream_unit`]: the output bus as fields ([`stream_unit::LeBus`]),
+//!   one unit's run on the shared path (simulator, records, verdict) with a
+//!   golden check of the output bus, its report, and the command-line and
+//!   test helpers; [`magbdi`], [`dpc`]: the MAG-aware BDI and DPC vectors,
+//!   port layouts and golden checks on it (`cosim magbdi`, `cosim dpc`).
 //! * [`cache`]: the one build-cache policy of every testbench.
 
 pub mod cache;
@@ -26,7 +33,7 @@ pub mod hex;
 pub mod locate;
 pub mod magbdi;
 pub mod mutate;
-pub mod output;
+pub mod records;
 pub mod rng;
 pub mod rtl;
 pub mod run;
@@ -35,6 +42,17 @@ pub mod sim;
 pub mod stream_unit;
 pub mod vcd;
 pub mod vectors;
+pub mod verdict;
+
+/// The MPC units' records under their earlier module name: [`records`]
+/// decoded into [`compare::Fields`] (the stage locator and mutation
+/// testing read them through it).
+pub mod output {
+    pub use crate::compare::{
+        out_width, read_records as read, Fields, MpcOutput as SimOutput, MpcRecord as Record,
+    };
+    pub use crate::records::{OutputError, Protocol};
+}
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,23 +1,19 @@
 //! Co-simulation of the MAG-aware BDI units (`hdl::magbdi`, docs/hw/mag-bdi.md)
-//! against `golden::magbdi` on Icarus and Verilator, with the shared
-//! stream-unit harness ([`crate::stream_unit`]: `tb/bdi_tb.sv` over the
-//! shared driver `tb/stream_driver.svh`, the seeded stall/backpressure/reset
-//! [`Schedule`], the ideal-pipeline timing model [`schedule::model_run`],
-//! the record format and the protocol checks, Verilator builds cached by a
-//! hash of the simulator version, the command and every source).
-//!
-//! [`schedule::model_run`]: crate::schedule::model_run
+//! against `golden::magbdi` on Icarus and Verilator. What is particular to
+//! the family is here: the vectors, the port layout of the vector and
+//! output buses (`tb/bdi_tb.sv`) and the golden check; the run is the
+//! shared one of every unit ([`stream_unit::run_unit`]: the driver
+//! `tb/stream_driver.svh`, the seeded stall/backpressure/reset schedule,
+//! the one record parser and the checks of every run).
 
 use std::path::{Path, PathBuf};
 
 use golden::magbdi::{MagBdi, Params};
 
 use crate::rng::Rng;
-use crate::schedule::{Schedule, ScheduleConfig};
+use crate::schedule::ScheduleConfig;
 use crate::sim::CxxOpt;
-use crate::stream_unit::{
-    self, io, LeBus, SimRun, StreamError, StreamReport, StreamTarget, TbSpec,
-};
+use crate::stream_unit::{self, LeBus, StreamError, StreamReport, StreamTarget, TbSpec, UnitRun};
 use crate::{Simulator, Unit};
 
 /// The testbench.
@@ -535,78 +531,48 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
         let mut seen = std::collections::BTreeMap::<String, usize>::new();
         let buses = unit_vectors(&codec, unit, &blocks, cfg.seed, &mut seen);
         let expect: Vec<Expect> = buses.iter().map(|b| expect_of(&codec, unit, b)).collect();
-        let vec_text: String = buses.iter().map(|b| b.hex() + "\n").collect();
         let coverage = stream_unit::coverage_line(&seen);
         let stages = match unit {
             Unit::Loopback => comp_latency + decomp_latency,
             Unit::Compressor => comp_latency,
             Unit::Decompressor => decomp_latency,
         };
-        let sched = Schedule::generate(
-            &ScheduleConfig {
+        let u = UnitRun {
+            root: &root,
+            name: unit.name(),
+            spec: TbSpec {
+                top: "bdi_tb",
+                tb_file: "bdi_tb.sv",
+                tb_source: TB_SOURCE,
+                defines: vec![unit.define()],
+                params: vec![("E", e as u64), ("B", bw as u64)],
+                rtl: &rtl,
+                trace: false,
+                cxx: CxxOpt::for_vectors(blocks.len()),
+            },
+            sims: &cfg.sims,
+            vectors: &buses,
+            schedule: ScheduleConfig {
                 stall: cfg.stall,
                 resets: cfg.resets,
                 seed: cfg.seed.wrapping_mul(31).wrapping_add(unit as u64),
             },
-            blocks.len(),
             stages,
-        );
-        let work = root.join("cosim").join(unit.name());
-        std::fs::create_dir_all(&work).map_err(io(work.display()))?;
-        let vec_path = work.join("vectors.hex");
-        let sched_path = work.join("schedule.hex");
-        std::fs::write(&vec_path, &vec_text).map_err(io(vec_path.display()))?;
-        std::fs::write(&sched_path, sched.to_text()).map_err(io(sched_path.display()))?;
-        let spec = TbSpec {
-            top: "bdi_tb",
-            tb_file: "bdi_tb.sv",
-            tb_source: TB_SOURCE,
-            defines: vec![unit.define()],
-            params: vec![("E", e as u64), ("B", bw as u64)],
-            rtl: &rtl,
-            trace: false,
-            cxx: CxxOpt::for_vectors(blocks.len()),
+            out_width: out_width(unit, e, bb),
+            coverage,
         };
-        for &sim in &cfg.sims {
-            let started = std::time::Instant::now();
-            let dir = root.join(format!("sim-{}", sim.name())).join(format!(
-                "{}{}",
-                unit.name(),
-                spec.cxx.dir_suffix(sim)
-            ));
-            let b = crate::sim::build_tb(sim, &spec, &dir).map_err(StreamError::from)?;
-            let r = SimRun {
-                sim,
-                unit: unit.name(),
-                cmd: b.command_line(),
-                cached: b.cached,
-                dir: &dir,
-                vectors: &vec_path,
-                schedule_path: &sched_path,
-                schedule: &sched,
-                stages,
-                n: blocks.len(),
-                out_width: out_width(unit, e, bb),
-                coverage: coverage.clone(),
-                started,
-                timeout: 20_000,
-                plusargs: Vec::new(),
-                progress: true,
-            };
-            let report = stream_unit::run_and_check(&r, |idx, o| {
-                let g = got(unit, e, bb, o);
-                let want = expect.get(idx);
-                if want == Some(&g) {
-                    Ok(())
-                } else {
-                    let input = blocks.get(idx).map(|b| block_hex(b)).unwrap_or_default();
-                    Err(format!(
-                        "{unit} vector {idx} (input block {input}): got {g:02x?}, golden {want:02x?}"
-                    ))
-                }
-            })?;
-            reports.push(report);
-        }
+        reports.extend(stream_unit::run_unit(&u, |idx, o| {
+            let g = got(unit, e, bb, o);
+            let want = expect.get(idx);
+            if want == Some(&g) {
+                Ok(())
+            } else {
+                let input = blocks.get(idx).map(|b| block_hex(b)).unwrap_or_default();
+                Err(format!(
+                    "{unit} vector {idx} (input block {input}): got {g:02x?}, golden {want:02x?}"
+                ))
+            }
+        })?);
     }
     Ok(reports)
 }

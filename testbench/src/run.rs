@@ -10,7 +10,7 @@ use indicatif::ProgressBar;
 
 use crate::compare::{self, Expect, Inputs, Shard, Verdict};
 use crate::locate::{self, Failing, Location};
-use crate::output;
+use crate::records;
 use crate::rng::Rng;
 use crate::rtl::{self, Rtl};
 use crate::schedule::{self, Schedule, ScheduleConfig};
@@ -30,7 +30,7 @@ pub enum RunError {
     #[error(transparent)]
     Sim(#[from] sim::SimError),
     #[error(transparent)]
-    Output(#[from] output::OutputError),
+    Output(#[from] records::OutputError),
     #[error("cannot create {path}: {source}")]
     Io {
         path: PathBuf,
@@ -425,11 +425,11 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
             for (k, res) in results.into_iter().enumerate() {
                 let r = ranges[k].clone();
                 let shard_out = match res {
-                    Ok(_) => output::read(&runs[k].out, unit, &rtl.params)?,
+                    Ok(_) => compare::read_records(&runs[k].out, unit, &rtl.params)?,
                     Err(e) => {
                         // a crashed simulator: whatever it wrote, plus the error
-                        let mut o =
-                            output::read(&runs[k].out, unit, &rtl.params).unwrap_or_default();
+                        let mut o = compare::read_records(&runs[k].out, unit, &rtl.params)
+                            .unwrap_or_default();
                         o.errors.push(e.to_string());
                         o
                     }

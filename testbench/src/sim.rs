@@ -319,7 +319,7 @@ pub struct RunOptions {
     /// More plusargs (`+name=value`).
     pub plusargs: Vec<String>,
     /// The unit's pipeline depth: turns on the testbench's handshake rules
-    /// 4-6 ([`crate::output::Protocol`]; 0: off).
+    /// 4-6 ([`crate::records::Protocol`]; 0: off).
     pub stages: usize,
 }
 
@@ -351,15 +351,46 @@ pub fn run(
     opt: &RunOptions,
     progress: Option<&AtomicU64>,
 ) -> Result<f64, SimError> {
+    run_command(b.sim, &b.command_line(), files, n, opt, progress)
+}
+
+/// Run the testbench command `line` ([`Build::command_line`]) of
+/// simulator `sim` on `n` vectors: the one way every co-simulation runs
+/// its simulator. The records go to `files.out` (read them with
+/// [`crate::records::read`]), the simulator's own output to `sim.log` in
+/// `files.dir`. Returns the wall time in seconds.
+pub fn run_command(
+    sim: Simulator,
+    line: &[String],
+    files: &RunFiles,
+    n: usize,
+    opt: &RunOptions,
+    progress: Option<&AtomicU64>,
+) -> Result<f64, SimError> {
     let dir = &files.dir;
     let abs = |p: &Path| p.canonicalize().map_err(io_err(p));
-    let line = b.command_line();
-    let mut cmd = Command::new(&line[0]);
-    cmd.args(&line[1..]);
+    let Some((exe, args)) = line.split_first() else {
+        return Err(SimError::Run {
+            sim,
+            dir: dir.clone(),
+            status: "no command to run".to_string(),
+            tail: String::new(),
+        });
+    };
+    let mut cmd = Command::new(exe);
+    cmd.args(args);
     let _ = std::fs::remove_file(&files.out);
+    let out_name = files.out.file_name().ok_or_else(|| SimError::Io {
+        path: files.out.clone(),
+        source: std::io::Error::other("the record file has no file name"),
+    })?;
+    let out_dir = match files.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
     cmd.arg(format!("+vectors={}", abs(&files.vectors)?.display()))
         .arg(format!("+schedule={}", abs(&files.schedule)?.display()))
-        .arg(format!("+out={}", abs(dir)?.join("out.txt").display()))
+        .arg(format!("+out={}", abs(out_dir)?.join(out_name).display()))
         .arg(format!("+n={n}"))
         .arg(format!("+timeout={}", opt.timeout_cycles.max(100)))
         .arg(format!("+progress={}", 1024))
@@ -412,7 +443,7 @@ pub fn run(
     std::fs::write(&log, &text).map_err(io_err(&log))?;
     if !status.success() || !files.out.is_file() {
         return Err(SimError::Run {
-            sim: b.sim,
+            sim,
             dir: dir.clone(),
             status: status.to_string(),
             tail: tail(&text, 30),

@@ -1,23 +1,24 @@
-//! Shared pieces of the co-simulations of single-stream units (one
-//! valid/ready input bus, one valid/ready output bus) other than the MPC
-//! model sets: little-endian bus vectors,
-//! running the simulator and checking its records against the golden
-//! expectations and the ideal-pipeline timing model
-//! ([`schedule::model_run`]).
-//!
-//! Used by [`crate::magbdi`] and [`crate::dpc`], and by their binaries
-//! (`cosim magbdi`, `cosim dpc`: [`StreamArgs`]) and tests ([`icarus_or_skip`],
+//! One unit's co-simulation run on the shared path, for the units whose
+//! output is checked as a bus (MAG-aware BDI, DPC, and mutation testing of
+//! every family): the simulator run ([`crate::sim::run_command`]), the one
+//! record parser ([`crate::records`]), the checks of every run
+//! ([`crate::verdict::check_run`]: end of run, handshake rules, count and
+//! order, delivery cycles and resets against the ideal pipeline
+//! [`schedule::model_run`]) around the unit's golden check of each output
+//! bus; its report ([`StreamReport`]). Also the bus of fields both sides
+//! use ([`LeBus`]), the command-line options of `cosim magbdi` and `cosim
+//! dpc` ([`StreamArgs`]) and the tests' prerequisites ([`icarus_or_skip`],
 //! [`test_corpus`]).
 
 use std::fmt::Write as _;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::output::Protocol;
-use crate::schedule::{self, Schedule};
+use crate::records::{self, OutputError, Protocol};
+use crate::schedule::{self, Schedule, ScheduleConfig};
 pub use crate::sim::TbSpec;
-use crate::sim::{check_installed, SimError};
+use crate::sim::{check_installed, RunFiles, RunOptions, SimError};
+use crate::verdict::{self, Diff, Judged, RunShape, Verdict};
 use crate::Simulator;
 
 /// Why a stream-unit co-simulation could not run.
@@ -25,17 +26,13 @@ use crate::Simulator;
 pub enum StreamError {
     #[error(transparent)]
     Sim(#[from] SimError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
     #[error("{what}: {source}")]
     Io {
         what: String,
         #[source]
         source: std::io::Error,
-    },
-    #[error("{sim} {step} failed:\n{tail}")]
-    Tool {
-        sim: Simulator,
-        step: &'static str,
-        tail: String,
     },
 }
 
@@ -43,29 +40,6 @@ pub enum StreamError {
 pub fn io(what: impl std::fmt::Display) -> impl FnOnce(std::io::Error) -> StreamError {
     let what = what.to_string();
     move |source| StreamError::Io { what, source }
-}
-
-/// Run a tool; its output, or the last 30 lines of it on failure.
-pub fn run_tool(
-    cmd: &mut Command,
-    sim: Simulator,
-    step: &'static str,
-) -> Result<String, StreamError> {
-    let out = cmd.output().map_err(io(format!("running {cmd:?}")))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if !out.status.success() {
-        let lines: Vec<&str> = text.lines().collect();
-        return Err(StreamError::Tool {
-            sim,
-            step,
-            tail: lines[lines.len().saturating_sub(30)..].join("\n"),
-        });
-    }
-    Ok(text)
 }
 
 /// A bus value built from fields, least significant first (as the
@@ -241,6 +215,8 @@ pub struct StreamReport {
     pub matched: usize,
     /// What the vectors covered (categories, outcomes).
     pub coverage: String,
+    /// The first differing outputs (the golden check's words), then the
+    /// problems of the run ([`Verdict::problems`]).
     pub problems: Vec<String>,
     /// Compile (or cache check) plus simulation.
     pub seconds: f64,
@@ -253,11 +229,15 @@ pub struct StreamReport {
     pub first_mismatch: Option<usize>,
     /// The handshake rules the testbench saw broken, in order.
     pub protocol: Vec<Protocol>,
+    /// Every check of the run.
+    pub verdict: Verdict,
 }
 
 impl StreamReport {
+    /// The run's [`Verdict::ok`]: every vector checked and matching, no
+    /// problem, and at least one vector.
     pub fn ok(&self) -> bool {
-        self.problems.is_empty() && self.matched == self.vectors
+        self.verdict.ok() && self.matched == self.vectors
     }
 
     pub fn render(&self) -> String {
@@ -292,7 +272,8 @@ impl StreamReport {
 pub struct SimRun<'a> {
     pub sim: Simulator,
     pub unit: &'a str,
-    /// Command from [`build`] and whether it was cached.
+    /// Command from [`crate::sim::Build::command_line`] and whether the
+    /// build was cached.
     pub cmd: Vec<String>,
     pub cached: bool,
     /// The simulator's working directory (`out.txt`, `sim.log`).
@@ -317,142 +298,150 @@ pub struct SimRun<'a> {
     pub progress: bool,
 }
 
-/// Run the simulator; check every `O` record with `check(index, output)`
-/// (`Err(description)` on a mismatch), the order, count and timing of the
-/// outputs and the resets against the ideal pipeline, and the protocol
-/// records.
+/// Run the simulator and check its records: every output bus with
+/// `check(index, output)` (`Err(description)` on a mismatch), and the
+/// checks of every run ([`verdict::check_run`]) against the ideal
+/// pipeline of `r.stages` stages under `r.schedule`.
 pub fn run_and_check(
     r: &SimRun<'_>,
     mut check: impl FnMut(usize, &LeBus) -> Result<(), String>,
 ) -> Result<StreamReport, StreamError> {
     let ideal = schedule::model_run(r.schedule, r.stages, r.n as u64, u64::MAX / 2);
-    let dir = r.dir.canonicalize().map_err(io(r.dir.display()))?;
-    let out_path = dir.join("out.txt");
-    let _ = std::fs::remove_file(&out_path);
-    let abs = |p: &Path| p.canonicalize().map_err(io(p.display()));
-    let mut c = Command::new(&r.cmd[0]);
-    c.args(&r.cmd[1..])
-        .arg(format!("+vectors={}", abs(r.vectors)?.display()))
-        .arg(format!("+schedule={}", abs(r.schedule_path)?.display()))
-        .arg(format!("+out={}", out_path.display()))
-        .arg(format!("+n={}", r.n))
-        .arg(format!("+timeout={}", r.timeout))
-        .arg(format!("+stages={}", r.stages))
-        .args(&r.plusargs)
-        .current_dir(&dir);
-    let t_sim = std::time::Instant::now();
+    let files = RunFiles {
+        dir: r.dir.to_path_buf(),
+        vectors: r.vectors.to_path_buf(),
+        schedule: r.schedule_path.to_path_buf(),
+        out: r.dir.join("out.txt"),
+    };
+    let opt = RunOptions {
+        timeout_cycles: r.timeout,
+        vcd: None,
+        plusargs: r.plusargs.clone(),
+        stages: r.stages,
+    };
     let spinner = r.progress.then(|| {
         datafiles::progress::spinner(&format!("cosim {} {}: {} vectors", r.sim, r.unit, r.n))
     });
-    let log = run_tool(&mut c, r.sim, "run");
+    let ran = crate::sim::run_command(r.sim, &r.cmd, &files, r.n, &opt, None);
     if let Some(s) = spinner {
         s.finish_and_clear();
     }
-    let log = log?;
-    let sim_seconds = t_sim.elapsed().as_secs_f64();
-    std::fs::write(dir.join("sim.log"), &log).map_err(io("sim.log"))?;
-    let text = std::fs::read_to_string(&out_path).map_err(io(out_path.display()))?;
-    let mut problems = Vec::new();
-    let mut matched = 0;
-    let mut delivered = Vec::new();
-    let mut resets = Vec::new();
-    let mut cycles = 0;
-    let mut first_mismatch = None;
-    let mut protocol = Vec::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let num = |i: usize| f.get(i).and_then(|x| u64::from_str_radix(x, 16).ok());
-        match f.first().copied() {
-            Some("O") => {
-                let (Some(idx), Some(cyc), Some(lat)) = (num(1), num(2), num(3)) else {
-                    problems.push(format!("bad record `{line}`"));
-                    continue;
-                };
-                delivered.push((idx, cyc, lat));
-                let res = match f.get(4).and_then(|h| LeBus::parse(h, r.out_width)) {
-                    Some(bus) => check(idx as usize, &bus),
-                    None => Err(format!(
-                        "{} vector {idx}: output not a {}-bit hex value (x/z?): {}",
-                        r.unit,
-                        r.out_width,
-                        f.get(4).copied().unwrap_or("")
-                    )),
-                };
-                match res {
-                    Ok(()) => matched += 1,
-                    Err(p) => {
-                        first_mismatch = first_mismatch.or(Some(idx as usize));
-                        if problems.len() < 50 {
-                            problems.push(p);
-                        }
-                    }
-                }
-            }
-            Some("R") => resets.push((num(1), num(2), num(3))),
-            Some("P") => match (num(1), num(2)) {
-                (Some(cycle), Some(code)) => {
-                    let p = Protocol {
-                        cycle,
-                        code: code as u32,
-                    };
-                    if protocol.len() < 5 {
-                        problems.push(format!(
-                            "handshake rule {code} broken in cycle {cycle}: {}",
-                            p.describe()
-                        ));
-                    }
-                    protocol.push(p);
-                }
-                _ => problems.push(format!("bad record `{line}`")),
-            },
-            Some("E") => problems.push(format!("run stopped: {line}")),
-            Some("D") => cycles = num(1).unwrap_or(0),
-            _ => {}
+    let sim_seconds = ran?;
+    let out = records::read(&files.out, r.out_width)?;
+    let shape = RunShape {
+        shard: None,
+        offset: 0,
+        n: r.n as u64,
+        stages: r.stages,
+        model: Some(&ideal),
+    };
+    let verdict = verdict::check_run(&shape, &out, |i, rec| {
+        let res = match &rec.fields {
+            Ok(bus) => check(i, bus),
+            Err(why) => Err(format!(
+                "{} vector {i}: output not a {}-bit value: {why}",
+                r.unit, r.out_width
+            )),
+        };
+        Judged {
+            tag: None,
+            diff: res.err().map(|what| Diff {
+                what,
+                ..Diff::default()
+            }),
         }
+    });
+    let mut problems: Vec<String> = verdict.mismatches.iter().map(|m| m.what.clone()).collect();
+    if verdict.mismatch_count > verdict.mismatches.len() as u64 {
+        problems.push(format!(
+            "{} differing outputs in all",
+            verdict.mismatch_count
+        ));
     }
-    if protocol.len() > 5 {
-        problems.push(format!("{} handshake violations in all", protocol.len()));
-    }
-    if delivered.len() != r.n {
-        problems.push(format!("{} outputs for {} vectors", delivered.len(), r.n));
-    }
-    for (k, &(idx, cyc, lat)) in delivered.iter().enumerate() {
-        if idx != k as u64 {
-            problems.push(format!("output {k} carries index {idx}"));
-            break;
-        }
-        if let Some(d) = ideal.deliveries.get(k) {
-            if d.cycle != cyc || d.latency != lat {
-                problems.push(format!(
-                    "output {k} at cycle {cyc} latency {lat}; ideal {}-stage pipeline: cycle {} latency {}",
-                    r.stages, d.cycle, d.latency
-                ));
-                break;
-            }
-        }
-    }
-    let want_resets: Vec<_> = ideal
-        .resets
-        .iter()
-        .map(|e| (Some(e.cycle), Some(e.first), Some(e.dropped)))
-        .collect();
-    if resets != want_resets {
-        problems.push(format!("resets {resets:?}, ideal {want_resets:?}"));
-    }
+    problems.extend(verdict.problems.iter().cloned());
     Ok(StreamReport {
         sim: r.sim,
         unit: r.unit.to_string(),
         vectors: r.n,
-        matched,
+        matched: verdict.passed as usize,
         coverage: r.coverage.clone(),
         problems,
         seconds: r.started.elapsed().as_secs_f64(),
         sim_seconds,
-        cycles,
+        cycles: verdict.cycles,
         cached_build: r.cached,
-        first_mismatch,
-        protocol,
+        first_mismatch: verdict.mismatches.first().map(|m| m.idx as usize),
+        protocol: out.protocol,
+        verdict,
     })
+}
+
+/// One unit of a family to co-simulate on the shared path: its testbench,
+/// vectors and schedule (what [`run_unit`] takes).
+pub struct UnitRun<'a> {
+    /// The configuration's work directory (`<build>/<configuration>`).
+    pub root: &'a Path,
+    /// The unit's name in directories and reports.
+    pub name: &'a str,
+    /// The testbench (its `trace` off).
+    pub spec: TbSpec<'a>,
+    pub sims: &'a [Simulator],
+    pub vectors: &'a [LeBus],
+    pub schedule: ScheduleConfig,
+    /// The unit's pipeline depth.
+    pub stages: usize,
+    /// Width of the testbench's `out_all`.
+    pub out_width: usize,
+    /// What the vectors cover, for the report.
+    pub coverage: String,
+}
+
+/// Write a unit's vector and schedule files (`<root>/cosim/<name>/`),
+/// build its testbench on each simulator (`<root>/sim-<sim>/<name>`) and
+/// run and check it there ([`run_and_check`] with `check`): a report per
+/// simulator.
+pub fn run_unit(
+    u: &UnitRun<'_>,
+    check: impl Fn(usize, &LeBus) -> Result<(), String>,
+) -> Result<Vec<StreamReport>, StreamError> {
+    let sched = Schedule::generate(&u.schedule, u.vectors.len(), u.stages);
+    let work = u.root.join("cosim").join(u.name);
+    std::fs::create_dir_all(&work).map_err(io(work.display()))?;
+    let vec_path = work.join("vectors.hex");
+    let sched_path = work.join("schedule.hex");
+    let text: String = u.vectors.iter().map(|b| b.hex() + "\n").collect();
+    std::fs::write(&vec_path, text).map_err(io(vec_path.display()))?;
+    std::fs::write(&sched_path, sched.to_text()).map_err(io(sched_path.display()))?;
+    let mut reports = Vec::new();
+    for &sim in u.sims {
+        let started = std::time::Instant::now();
+        let dir = u.root.join(format!("sim-{}", sim.name())).join(format!(
+            "{}{}",
+            u.name,
+            u.spec.cxx.dir_suffix(sim)
+        ));
+        let b = crate::sim::build_tb(sim, &u.spec, &dir)?;
+        let r = SimRun {
+            sim,
+            unit: u.name,
+            cmd: b.command_line(),
+            cached: b.cached,
+            dir: &dir,
+            vectors: &vec_path,
+            schedule_path: &sched_path,
+            schedule: &sched,
+            stages: u.stages,
+            n: u.vectors.len(),
+            out_width: u.out_width,
+            coverage: u.coverage.clone(),
+            started,
+            timeout: 20_000,
+            plusargs: Vec::new(),
+            progress: true,
+        };
+        reports.push(run_and_check(&r, &check)?);
+    }
+    Ok(reports)
 }
 
 /// Which simulators a co-simulation binary runs.
