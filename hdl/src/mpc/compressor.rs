@@ -16,16 +16,17 @@
 //!   behind the header; the payload length is the sum of the pair lengths.
 //!   Registers: `s3_bits`, `s3_len`, `s3_model`.
 
-use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, SYMBOLS};
+use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, BLOCK_BYTES, STREAM_BITS, SYMBOLS};
 
 use super::probes::{Probes, When};
 use super::table1::{self, LEN_BITS, SLOT};
 use super::COMPRESSOR_STAGES;
 use crate::circuits::{
     bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, shr_var, sub_prefix_gray,
-    sum, wire, Pipeline,
+    sum, wire,
 };
 use crate::ir::{Expr, IrError, Module};
+use crate::stream::StreamUnit;
 use crate::unit::UnitDescription;
 
 /// Width of the `len` ports.
@@ -334,11 +335,12 @@ enum Keys {
 impl Keys {
     /// The same scores through stage-1 registers
     /// (`s1_zero_runs_p<p>`, `s1_zero_counts_p<p>` or `s1_code_bits_p<p>`).
-    fn registered(self, m: &mut Module, pipe: &Pipeline) -> Result<Keys, IrError> {
-        let bus = |m: &mut Module, name: String, flags: &[Expr]| -> Result<Vec<Expr>, IrError> {
-            let r = pipe.reg(m, 1, &name, Expr::concat(flags.iter().rev().cloned())?)?;
-            (0..flags.len() as u32).map(|b| r.bit(b)).collect()
-        };
+    fn registered(self, u: &mut StreamUnit) -> Result<Keys, IrError> {
+        let bus =
+            |u: &mut StreamUnit, name: String, flags: &[Expr]| -> Result<Vec<Expr>, IrError> {
+                let r = u.reg(1, &name, Expr::concat(flags.iter().rev().cloned())?)?;
+                (0..flags.len() as u32).map(|b| r.bit(b)).collect()
+            };
         Ok(match self {
             Keys::None => Keys::None,
             Keys::ZeroRun(keys) => Keys::ZeroRun(
@@ -346,8 +348,8 @@ impl Keys {
                     .enumerate()
                     .map(|(p, key)| {
                         Ok(ZeroRunKey {
-                            runs: bus(m, format!("zero_runs_p{p}"), &key.runs)?,
-                            counts: bus(m, format!("zero_counts_p{p}"), &key.counts)?,
+                            runs: bus(u, format!("zero_runs_p{p}"), &key.runs)?,
+                            counts: bus(u, format!("zero_counts_p{p}"), &key.counts)?,
                         })
                     })
                     .collect::<Result<_, IrError>>()?,
@@ -355,7 +357,7 @@ impl Keys {
             Keys::Exact(keys) => Keys::Exact(
                 keys.into_iter()
                     .enumerate()
-                    .map(|(p, key)| pipe.reg(m, 1, &format!("code_bits_p{p}"), key))
+                    .map(|(p, key)| u.reg(1, &format!("code_bits_p{p}"), key))
                     .collect::<Result<_, _>>()?,
             ),
         })
@@ -593,143 +595,365 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
 /// predictor's transform in a stage of their own.
 pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescription), IrError> {
     super::check_stages("compressor pipeline stages", stages, &COMPRESSOR_STAGES)?;
-    let split = stages == 4;
-    let mut probes = Probes::default();
     let h = set.header_bits();
-    let wbits = set.max_bits();
-    let mut m = Module::new("mpc_compressor")?;
-    m.clock("clk")?;
-    m.reset("rst")?;
-    let in_valid = m.input("in_valid", 1)?.expr();
-    let in_ready = m.output("in_ready", 1)?;
-    let in_block = m.input("in_block", 256)?.expr();
-    let out_valid = m.output("out_valid", 1)?;
-    let out_ready = m.input("out_ready", 1)?.expr();
-    let out_bits = m.output("out_bits", wbits)?;
-    let out_len = m.output("out_len", LEN_WIDTH)?;
-    let out_model = m.output("out_model", h)?;
-    let pipe = Pipeline::new(&mut m, stages, &in_valid, &out_ready)?;
-    m.assign(&in_ready, pipe.enable[0].clone())?;
-    m.assign(&out_valid, pipe.valid[stages - 1].expr())?;
+    let mut u = StreamUnit::begin("mpc_compressor")?;
+    let in_block = u.input("in_block", 8 * BLOCK_BYTES as u32)?;
+    let mut u = u.outputs()?;
+    let out_bits = u.output("out_bits", set.max_bits())?;
+    let out_len = u.output("out_len", LEN_WIDTH)?;
+    let out_model = u.output("out_model", h)?;
+    let mut c = Compressor {
+        set,
+        u: u.pipeline(stages)?,
+        probes: Probes::default(),
+        h,
+        split: stages == 4,
+    };
+    let scored = c.score_stage(&in_block)?;
+    let selected = c.select(scored, &in_block)?;
+    let coded = c.code_stage(&selected)?;
+    let [bits, len, model] = c.pack_stage(selected.stage + 2, coded)?;
+    c.u.drive(&out_bits, bits)?;
+    c.u.drive(&out_len, len)?;
+    c.u.drive(&out_model, model)?;
+    c.u.finish(c.probes.list)
+}
 
-    pipe.stage(
-        &mut m,
-        1,
-        if split {
-            "predict, transform, score"
-        } else {
-            "predict, transform, score, select"
-        },
-    )?;
-    // with one predictor there is nothing to score under zero-run
-    // selection, nor under exact selection without same-words (the only
-    // model its code length competes with): the 4-stage compressor then
-    // transforms only in stage 2
-    let unscored = set.predictors.len() == 1
-        && (set.selection == Selection::ZeroRun || !set.custom.same_words);
-    let symbols: Vec<Expr> = if split && unscored {
-        Vec::new()
-    } else {
-        set.predictors
-            .iter()
-            .enumerate()
-            .map(|(p, pr)| transform(&mut m, &mut probes, p, pr, &in_block))
-            .collect::<Result<_, _>>()?
-    };
-    // custom-model tests, only for the custom models the set has
-    let is_zero_block = if set.custom.zero_block {
-        probes.wire(
-            &mut m,
+/// The compressor being built: its unit, its probes, and what every stage
+/// needs to know of the model set.
+struct Compressor<'a> {
+    set: &'a ModelSet,
+    u: StreamUnit,
+    probes: Probes,
+    /// Header (model ID) bits.
+    h: u32,
+    /// Whether the selection has a stage of its own (4 stages).
+    split: bool,
+}
+
+/// What stage 1 computes: every predictor's symbols, the custom-model
+/// tests and the predictors' scores.
+struct Scored {
+    symbols: Vec<Expr>,
+    is_zero_block: Expr,
+    is_same_words: Expr,
+    keys: Keys,
+}
+
+/// The selection's registers (`s<stage>_choice_id`, `s<stage>_symbols`,
+/// `s<stage>_block`) and their stage.
+struct Selected {
+    stage: usize,
+    choice_id: Expr,
+    symbols: Expr,
+    block: Expr,
+}
+
+/// The code stage's registers: the slot pairs, their lengths and the
+/// model ID after the raw check.
+struct Coded {
+    pairs: Expr,
+    pair_lens: Expr,
+    model: Expr,
+}
+
+impl Compressor<'_> {
+    /// A named wire of stage `stage`, recorded as a probe.
+    fn probe_wire(
+        &mut self,
+        stage: usize,
+        name: &str,
+        e: Expr,
+        mirrors: &str,
+        when: When,
+    ) -> Result<Expr, IrError> {
+        self.probes
+            .wire(&mut self.u.m, stage, name, e, mirrors, when)
+    }
+
+    /// The register `s<stage>_<name>`, recorded as a probe.
+    fn probe_reg(
+        &mut self,
+        stage: usize,
+        name: &str,
+        next: Expr,
+        mirrors: &str,
+        when: When,
+    ) -> Result<Expr, IrError> {
+        self.probes.reg(
+            &mut self.u.m,
+            &self.u.pipe,
+            stage,
+            name,
+            next,
+            mirrors,
+            when,
+        )
+    }
+
+    /// Stage 1: every predictor's transform and score, and the custom-model
+    /// tests.
+    fn score_stage(&mut self, in_block: &Expr) -> Result<Scored, IrError> {
+        let set = self.set;
+        self.u.stage(
             1,
-            "is_zero_block",
-            in_block.reduce_or().not(),
-            "is_zero_block",
-            When::Always,
-        )?
-    } else {
-        Expr::bool(false)
-    };
-    let is_same_words = if set.custom.same_words {
-        let word0 = in_block.slice(31, 0)?;
-        let mut same = Expr::bool(true);
-        for w in 1..8u32 {
-            same = same.and(&in_block.slice(32 * w + 31, 32 * w)?.cmp_eq(&word0)?)?;
-        }
-        probes.wire(
-            &mut m,
-            1,
-            "is_same_words",
-            same,
-            "is_same_words",
-            When::Always,
-        )?
-    } else {
-        Expr::bool(false)
-    };
-    let keys = match set.selection {
-        // a single predictor is always the one chosen: no score needed
-        _ if unscored => Keys::None,
-        Selection::ZeroRun => Keys::ZeroRun(
-            symbols
-                .iter()
-                .enumerate()
-                .map(|(p, s)| zero_run_key(&mut m, &mut probes, p, s))
-                .collect::<Result<_, _>>()?,
-        ),
-        Selection::Exact => Keys::Exact(
-            symbols
-                .iter()
-                .enumerate()
-                .map(|(p, s)| code_bits(&mut m, &mut probes, p, s))
-                .collect::<Result<_, _>>()?,
-        ),
-    };
-    // the 4-stage compressor registers the scores and selects in stage 2
-    let (sel_stage, keys, is_zero_block, is_same_words, block) = if split {
-        let keys = keys.registered(&mut m, &pipe)?;
-        let flag = |m: &mut Module, name: &str, f: Expr, present: bool| {
-            if present {
-                pipe.reg(m, 1, name, f)
+            if self.split {
+                "predict, transform, score"
             } else {
-                Ok(Expr::bool(false))
-            }
+                "predict, transform, score, select"
+            },
+        )?;
+        // with one predictor there is nothing to score under zero-run
+        // selection, nor under exact selection without same-words (the only
+        // model its code length competes with): the 4-stage compressor then
+        // transforms only in stage 2
+        let unscored = set.predictors.len() == 1
+            && (set.selection == Selection::ZeroRun || !set.custom.same_words);
+        let symbols: Vec<Expr> = if self.split && unscored {
+            Vec::new()
+        } else {
+            set.predictors
+                .iter()
+                .enumerate()
+                .map(|(p, pr)| transform(&mut self.u.m, &mut self.probes, p, pr, in_block))
+                .collect::<Result<_, _>>()?
         };
-        let z = flag(
-            &mut m,
-            "is_zero_block",
+        let (is_zero_block, is_same_words) = self.custom_tests(in_block)?;
+        let (m, probes) = (&mut self.u.m, &mut self.probes);
+        let keys = match set.selection {
+            // a single predictor is always the one chosen: no score needed
+            _ if unscored => Keys::None,
+            Selection::ZeroRun => Keys::ZeroRun(
+                symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(p, s)| zero_run_key(m, probes, p, s))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Selection::Exact => Keys::Exact(
+                symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(p, s)| code_bits(m, probes, p, s))
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        Ok(Scored {
+            symbols,
             is_zero_block,
-            set.custom.zero_block,
-        )?;
-        let w = flag(
-            &mut m,
-            "is_same_words",
             is_same_words,
-            set.custom.same_words,
-        )?;
-        let b = probes.reg(
-            &mut m,
-            &pipe,
-            1,
-            "block",
-            in_block.clone(),
-            "block",
+            keys,
+        })
+    }
+
+    /// The custom-model tests, only for the custom models the set has
+    /// (constant false otherwise): zero block, same words.
+    fn custom_tests(&mut self, in_block: &Expr) -> Result<(Expr, Expr), IrError> {
+        let custom = &self.set.custom;
+        let is_zero_block = if custom.zero_block {
+            let e = in_block.reduce_or().not();
+            self.probe_wire(1, "is_zero_block", e, "is_zero_block", When::Always)?
+        } else {
+            Expr::bool(false)
+        };
+        let is_same_words = if custom.same_words {
+            let word0 = in_block.slice(31, 0)?;
+            let mut same = Expr::bool(true);
+            for w in 1..8u32 {
+                same = same.and(&in_block.slice(32 * w + 31, 32 * w)?.cmp_eq(&word0)?)?;
+            }
+            self.probe_wire(1, "is_same_words", same, "is_same_words", When::Always)?
+        } else {
+            Expr::bool(false)
+        };
+        Ok((is_zero_block, is_same_words))
+    }
+
+    /// The selection (stage 1, or stage 2 of the 4-stage compressor, which
+    /// registers the scores and the tests first): the best predictor, the
+    /// chosen symbols and the model ID, registered.
+    fn select(&mut self, scored: Scored, in_block: &Expr) -> Result<Selected, IrError> {
+        let Scored {
+            symbols,
+            mut is_zero_block,
+            mut is_same_words,
+            mut keys,
+        } = scored;
+        let (stage, block) = if self.split {
+            let custom = &self.set.custom;
+            keys = keys.registered(&mut self.u)?;
+            if custom.zero_block {
+                is_zero_block = self.u.reg(1, "is_zero_block", is_zero_block)?;
+            }
+            if custom.same_words {
+                is_same_words = self.u.reg(1, "is_same_words", is_same_words)?;
+            }
+            let b = self.probe_reg(1, "block", in_block.clone(), "block", When::Always)?;
+            self.u
+                .stage(2, "select, the chosen predictor's transform")?;
+            (2, b)
+        } else {
+            (1, in_block.clone())
+        };
+        let m = &mut self.u.m;
+        let (onehot, best, same_words_wins) = choose(m, keys)?;
+        let best = self.probe_wire(
+            stage,
+            "best_predictor",
+            best,
+            "best_predictor",
             When::Always,
         )?;
-        pipe.stage(&mut m, 2, "select, the chosen predictor's transform")?;
-        (2, keys, z, w, b)
-    } else {
-        (1, keys, is_zero_block, is_same_words, in_block.clone())
-    };
-    let (onehot, best, same_words_wins) = match keys {
+        let m = &mut self.u.m;
+        let chosen = if self.split {
+            chosen_transform(m, self.set, &onehot, &block)?
+        } else {
+            onehot_mux(&onehot, &symbols)?
+        };
+        let chosen = wire(m, "chosen_symbols", chosen)?;
+        let choice =
+            self.choice_id(&best, &is_same_words.and(&same_words_wins)?, &is_zero_block)?;
+        Ok(Selected {
+            stage,
+            choice_id: self.probe_reg(stage, "choice_id", choice, "choice_id", When::Always)?,
+            symbols: self.probe_reg(stage, "symbols", chosen, "chosen.symbols", When::Predictor)?,
+            block: self.probe_reg(stage, "block", block, "block", When::Always)?,
+        })
+    }
+
+    /// The model ID chosen: the best predictor's, unless same-words wins
+    /// (`same_words`) or the block is all zero (`zero_block`).
+    fn choice_id(
+        &self,
+        best: &Expr,
+        same_words: &Expr,
+        zero_block: &Expr,
+    ) -> Result<Expr, IrError> {
+        let (set, h) = (self.set, self.h);
+        let iw = h.max(best.width());
+        let pred_id = best.zext(iw)?.add(&k(set.predictor_id(0) as u128, iw)?)?;
+        let mut choice = pred_id.trunc(h)?;
+        if let Some(id) = set.same_words_id() {
+            choice = Expr::mux(same_words, &k(id as u128, h)?, &choice)?;
+        }
+        if let Some(id) = set.zero_block_id() {
+            choice = Expr::mux(zero_block, &k(id as u128, h)?, &choice)?;
+        }
+        Ok(choice)
+    }
+
+    /// The code stage: the Table-1 code and length of each symbol position
+    /// (or the same-words bytes), slots side by side in pairs, and the raw
+    /// check that puts the block's bytes in the pairs instead; registered.
+    fn code_stage(&mut self, sel: &Selected) -> Result<Coded, IrError> {
+        let (set, h, cs) = (self.set, self.h, sel.stage + 1);
+        self.u.stage(cs, "codes, lengths, raw check, slot pairs")?;
+        let m = &mut self.u.m;
+        let (lens, codes, facts) = symbol_codes_classes(m, "enc", &sel.symbols, true)?;
+        // without custom models every choice is a predictor (a comparison
+        // with ID 0 would be constant)
+        let is_pred = if set.predictor_id(0) == 0 {
+            Expr::bool(true)
+        } else {
+            sel.choice_id.cmp_ge(&k(set.predictor_id(0) as u128, h)?)?
+        };
+        let is_pred = wire(m, "choice_is_predictor", is_pred)?;
+        let is_same = match set.same_words_id() {
+            Some(id) => eq_const(&sel.choice_id, id as u128)?,
+            None => Expr::bool(false),
+        };
+        let slots = slots(&lens, &codes, &is_pred, &is_same, &sel.block)?;
+        let (mut pairs, mut pair_lens) = slot_pairs(m, &slots)?;
+        // the raw check: a predictor's codes of 256 bits or more go raw, the
+        // block's bytes in the pairs instead (32 bits each, in order)
+        let to_raw = wire(m, "to_raw", is_pred.and(&saves_at_most_16(&facts)?)?)?;
+        let code_bits = sum(&pair_lens, LEN_WIDTH)?;
+        let probe = self.probe_wire(
+            cs,
+            "enc_code_bits",
+            code_bits,
+            "chosen.score.code_bits",
+            When::Predictor,
+        )?;
+        // (a probe for the locator only: the raw check counts classes)
+        if let Some(sig) = probe.as_signal().cloned() {
+            self.u.m.mark_unused(&sig, LEN_WIDTH - 1, 0)?;
+        }
+        for (i, (pair, len)) in pairs.iter_mut().zip(pair_lens.iter_mut()).enumerate() {
+            let raw = Expr::concat(
+                (4 * i..4 * i + 4)
+                    .map(|j| byte(&sel.block, j))
+                    .chain([k(0, 2 * SLOT - 32)])
+                    .collect::<Result<Vec<_>, _>>()?,
+            )?;
+            *pair = Expr::mux(&to_raw, &raw, pair)?;
+            *len = Expr::mux(&to_raw, &k(32, PAIR_LEN_BITS)?, len)?;
+        }
+        let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &sel.choice_id)?;
+        let pairs = self.u.reg(cs, "pairs", Expr::concat(pairs)?)?;
+        let pair_lens = self.u.reg(cs, "pair_lens", Expr::concat(pair_lens)?)?;
+        self.probes.record_reg(
+            &self.u.m,
+            cs,
+            "pairs",
+            "output.payload.pairs",
+            When::NotRaw,
+            Some("pair_lens"),
+        )?;
+        let model = self.probe_reg(cs, "model", selected, "selected_id", When::Always)?;
+        Ok(Coded {
+            pairs,
+            pair_lens,
+            model,
+        })
+    }
+
+    /// The pack stage: the pairs concatenated behind the header by a tree
+    /// of variable shifters, the total length; registered
+    /// (`s<ps>_bits`, `s<ps>_len`, `s<ps>_model`).
+    fn pack_stage(&mut self, ps: usize, coded: Coded) -> Result<[Expr; 3], IrError> {
+        self.u.stage(ps, "pack the pairs behind the header")?;
+        let pair_width = 2 * SLOT;
+        let level: Vec<(Expr, Expr)> = (0..SYMBOLS / 2)
+            .map(|i| {
+                let n = (SYMBOLS / 2 - i) as u32;
+                let hi = pair_width * n - 1;
+                let lhi = PAIR_LEN_BITS * n - 1;
+                Ok((
+                    coded.pairs.slice(hi, hi + 1 - pair_width)?,
+                    coded.pair_lens.slice(lhi, lhi + 1 - PAIR_LEN_BITS)?,
+                ))
+            })
+            .collect::<Result<_, IrError>>()?;
+        let pair_len_list: Vec<Expr> = level.iter().map(|(_, l)| l.clone()).collect();
+        // the payload length: the codes', 32 (same-words), 0 (zero block) or
+        // 256 (raw: eight pairs of 32)
+        let payload_len = sum(&pair_len_list, LEN_WIDTH)?;
+        let payload = pack_pairs(&mut self.u.m, level)?;
+        let bits = Expr::concat([coded.model.clone(), payload])?;
+        let total_len = payload_len.add(&k(self.h as u128, LEN_WIDTH)?)?;
+        Ok([
+            self.probe_reg(ps, "bits", bits, "output.bits", When::Always)?,
+            self.probe_reg(ps, "len", total_len, "output.len", When::Always)?,
+            self.probe_reg(ps, "model", coded.model, "output.model", When::Always)?,
+        ])
+    }
+}
+
+/// The selection among the predictors' scores: the one-hot choice, its
+/// binary index, and whether same-words (when the set has it) wins
+/// against the chosen predictor.
+fn choose(m: &mut Module, keys: Keys) -> Result<(Vec<Expr>, Expr, Expr), IrError> {
+    Ok(match keys {
         Keys::None => (vec![Expr::bool(true)], k(0, 1)?, Expr::bool(true)),
         Keys::ZeroRun(keys) => {
             let beats = all_pairs(&keys, zero_run_better)?;
-            let (onehot, best) = select_best(&mut m, &beats)?;
+            let (onehot, best) = select_best(m, &beats)?;
             (onehot, best, Expr::bool(true))
         }
         Keys::Exact(keys) => {
             let beats = all_pairs(&keys, |a, b| a.cmp_lt(b))?;
-            let (onehot, best) = select_best(&mut m, &beats)?;
+            let (onehot, best) = select_best(m, &beats)?;
             // same-words (32 bits, lower ID) wins ties: it wins unless the
             // chosen predictor codes in fewer than 32 bits
             let best_short: Vec<Expr> = keys
@@ -739,86 +963,24 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
                 .collect::<Result<_, _>>()?;
             (onehot, best, Expr::concat(best_short)?.reduce_or())
         }
-    };
-    let best = probes.wire(
-        &mut m,
-        sel_stage,
-        "best_predictor",
-        best,
-        "best_predictor",
-        When::Always,
-    )?;
-    let chosen = if split {
-        chosen_transform(&mut m, set, &onehot, &block)?
-    } else {
-        onehot_mux(&onehot, &symbols)?
-    };
-    let chosen = wire(&mut m, "chosen_symbols", chosen)?;
-    let pred_id = best
-        .zext(h.max(best.width()))?
-        .add(&k(set.predictor_id(0) as u128, h.max(best.width()))?)?;
-    let pred_id = pred_id.trunc(h)?;
-    let mut choice = pred_id;
-    if let Some(id) = set.same_words_id() {
-        let cond = is_same_words.and(&same_words_wins)?;
-        choice = Expr::mux(&cond, &k(id as u128, h)?, &choice)?;
-    }
-    if let Some(id) = set.zero_block_id() {
-        choice = Expr::mux(&is_zero_block, &k(id as u128, h)?, &choice)?;
-    }
-    let s1_choice_id = probes.reg(
-        &mut m,
-        &pipe,
-        sel_stage,
-        "choice_id",
-        choice,
-        "choice_id",
-        When::Always,
-    )?;
-    let s1_symbols = probes.reg(
-        &mut m,
-        &pipe,
-        sel_stage,
-        "symbols",
-        chosen,
-        "chosen.symbols",
-        When::Predictor,
-    )?;
-    let s1_block = probes.reg(
-        &mut m,
-        &pipe,
-        sel_stage,
-        "block",
-        block,
-        "block",
-        When::Always,
-    )?;
-    let (cs, ps) = (sel_stage + 1, sel_stage + 2);
+    })
+}
 
-    pipe.stage(&mut m, cs, "codes, lengths, raw check, slot pairs")?;
-    let (lens, codes, facts) = symbol_codes_classes(&mut m, "enc", &s1_symbols, true)?;
-    // without custom models every choice is a predictor (a comparison
-    // with ID 0 would be constant)
-    let is_pred = if set.predictor_id(0) == 0 {
-        Expr::bool(true)
-    } else {
-        s1_choice_id.cmp_ge(&k(set.predictor_id(0) as u128, h)?)?
-    };
-    let is_pred = wire(&mut m, "choice_is_predictor", is_pred)?;
-    let is_same = match set.same_words_id() {
-        Some(id) => eq_const(&s1_choice_id, id as u128)?,
-        None => Expr::bool(false),
-    };
+/// Per symbol position, the code slot and its length: the predictor's
+/// code (`is_pred`), the same-words bytes 0..3 in slots 0 and 1 (byte 2s
+/// first; `is_same`), else empty.
+fn slots(
+    lens: &[Expr],
+    codes: &[Expr],
+    is_pred: &Expr,
+    is_same: &Expr,
+    block: &Expr,
+) -> Result<Vec<(Expr, Expr)>, IrError> {
     let mut slots = Vec::with_capacity(SYMBOLS);
     for s in 0..SYMBOLS {
-        // same-words: bytes 0..3 in slots 0, 1 (byte 2s first)
         let (chunk, chunk_sel) = if s < 2 {
             (
-                Expr::concat([
-                    byte(&s1_block, 2 * s)?,
-                    byte(&s1_block, 2 * s + 1)?,
-                    k(0, 1)?,
-                ])?,
+                Expr::concat([byte(block, 2 * s)?, byte(block, 2 * s + 1)?, k(0, 1)?])?,
                 is_same.clone(),
             )
         } else {
@@ -840,83 +1002,27 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         )?;
         slots.push((code, len));
     }
-    // the first level of the packing tree: slots 2i and 2i+1 side by side
+    Ok(slots)
+}
+
+/// The first level of the packing tree: slots `2i` and `2i+1` side by
+/// side (`pack1_<i>`), and the pairs' lengths.
+fn slot_pairs(m: &mut Module, slots: &[(Expr, Expr)]) -> Result<(Vec<Expr>, Vec<Expr>), IrError> {
     let mut pairs = Vec::with_capacity(SYMBOLS / 2);
     let mut pair_lens = Vec::with_capacity(SYMBOLS / 2);
     for (i, pair) in slots.chunks(2).enumerate() {
         let ((a, la), (b, lb)) = (&pair[0], &pair[1]);
-        let name = format!("pack1_{i}");
         let b_ext = Expr::concat([b.clone(), k(0, SLOT)?])?;
-        let shifted = shr_var(&mut m, &name, &b_ext, la)?;
+        let shifted = shr_var(m, &format!("pack1_{i}"), &b_ext, la)?;
         pairs.push(Expr::concat([a.clone(), k(0, SLOT)?])?.or(&shifted)?);
         pair_lens.push(la.zext(PAIR_LEN_BITS)?.add(&lb.zext(PAIR_LEN_BITS)?)?);
     }
-    // the raw check: a predictor's codes of 256 bits or more go raw, the
-    // block's bytes in the pairs instead (32 bits each, in order)
-    let to_raw = wire(&mut m, "to_raw", is_pred.and(&saves_at_most_16(&facts)?)?)?;
-    probes.wire(
-        &mut m,
-        cs,
-        "enc_code_bits",
-        sum(&pair_lens, LEN_WIDTH)?,
-        "chosen.score.code_bits",
-        When::Predictor,
-    )?;
-    // (a probe for the locator only: the raw check counts classes)
-    let probe = m
-        .signal("enc_code_bits")
-        .ok_or_else(|| IrError::UnknownSignal {
-            name: "enc_code_bits".into(),
-        })?;
-    m.mark_unused(&probe, LEN_WIDTH - 1, 0)?;
-    for (i, (pair, len)) in pairs.iter_mut().zip(pair_lens.iter_mut()).enumerate() {
-        let raw = Expr::concat(
-            (4 * i..4 * i + 4)
-                .map(|j| byte(&s1_block, j))
-                .chain([k(0, 2 * SLOT - 32)])
-                .collect::<Result<Vec<_>, _>>()?,
-        )?;
-        *pair = Expr::mux(&to_raw, &raw, pair)?;
-        *len = Expr::mux(&to_raw, &k(32, PAIR_LEN_BITS)?, len)?;
-    }
-    let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &s1_choice_id)?;
-    let s2_pairs = pipe.reg(&mut m, cs, "pairs", Expr::concat(pairs)?)?;
-    let s2_pair_lens = pipe.reg(&mut m, cs, "pair_lens", Expr::concat(pair_lens)?)?;
-    probes.record_reg(
-        &m,
-        cs,
-        "pairs",
-        "output.payload.pairs",
-        When::NotRaw,
-        Some("pair_lens"),
-    )?;
-    let s2_model = probes.reg(
-        &mut m,
-        &pipe,
-        cs,
-        "model",
-        selected,
-        "selected_id",
-        When::Always,
-    )?;
+    Ok((pairs, pair_lens))
+}
 
-    pipe.stage(&mut m, ps, "pack the pairs behind the header")?;
-    let pair_width = 2 * SLOT;
-    let mut level: Vec<(Expr, Expr)> = (0..SYMBOLS / 2)
-        .map(|i| {
-            let n = (SYMBOLS / 2 - i) as u32;
-            let hi = pair_width * n - 1;
-            let lhi = PAIR_LEN_BITS * n - 1;
-            Ok((
-                s2_pairs.slice(hi, hi + 1 - pair_width)?,
-                s2_pair_lens.slice(lhi, lhi + 1 - PAIR_LEN_BITS)?,
-            ))
-        })
-        .collect::<Result<_, IrError>>()?;
-    let pair_len_list: Vec<Expr> = level.iter().map(|(_, l)| l.clone()).collect();
-    // the payload length: the codes', 32 (same-words), 0 (zero block) or
-    // 256 (raw: eight pairs of 32)
-    let payload_len = sum(&pair_len_list, LEN_WIDTH)?;
+/// The pairs `(field, length)` concatenated into the payload (its top 256
+/// bits) by a tree of two-field merges (`pack<depth>_<i>`).
+fn pack_pairs(m: &mut Module, mut level: Vec<(Expr, Expr)>) -> Result<Expr, IrError> {
     let mut depth = 1;
     while level.len() > 1 {
         depth += 1;
@@ -929,9 +1035,9 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
             let name = format!("pack{depth}_{i}");
             // Payloads never exceed 256 bits, so the last merge keeps only
             // the top 256 bits of {a, 0} | ({b, 0} >> la).
-            let out_w = if last { 256 } else { wa + wb };
+            let out_w = if last { STREAM_BITS as u32 } else { wa + wb };
             let b_ext = Expr::concat([b.clone(), k(0, out_w - wb)?])?;
-            let shifted = shr_var(&mut m, &name, &b_ext, la)?;
+            let shifted = shr_var(m, &name, &b_ext, la)?;
             let merged = Expr::concat([a.clone(), k(0, out_w - wa)?])?.or(&shifted)?;
             let lw = bits_for(((wa + wb) as u64).min(511));
             let len = la
@@ -942,43 +1048,20 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
             } else if i % 2 == 1 {
                 // a right-hand field: its length shifts nothing (the total
                 // is summed on its own)
-                next.push((wire(&mut m, &name, merged)?, len));
+                next.push((wire(m, &name, merged)?, len));
             } else {
                 next.push((
-                    wire(&mut m, &name, merged)?,
-                    wire(&mut m, &format!("{name}_len"), len)?,
+                    wire(m, &name, merged)?,
+                    wire(m, &format!("{name}_len"), len)?,
                 ));
             }
         }
         level = next;
     }
-    let (payload, _) = level.remove(0);
-    let bits = Expr::concat([s2_model.clone(), payload])?;
-    let total_len = payload_len.add(&k(h as u128, LEN_WIDTH)?)?;
-    let s3_bits = probes.reg(&mut m, &pipe, ps, "bits", bits, "output.bits", When::Always)?;
-    let s3_len = probes.reg(
-        &mut m,
-        &pipe,
-        ps,
-        "len",
-        total_len,
-        "output.len",
-        When::Always,
-    )?;
-    let s3_model = probes.reg(
-        &mut m,
-        &pipe,
-        ps,
-        "model",
-        s2_model,
-        "output.model",
-        When::Always,
-    )?;
-    m.assign(&out_bits, s3_bits)?;
-    m.assign(&out_len, s3_len)?;
-    m.assign(&out_model, s3_model)?;
-    let unit = pipe.describe(&m, probes.list);
-    Ok((m, unit))
+    level
+        .pop()
+        .map(|(payload, _)| payload)
+        .ok_or(IrError::EmptyConcat)
 }
 
 #[cfg(test)]
