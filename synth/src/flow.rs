@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::liberty::Liberty;
-use hdl::unit::{ProbeKind, UnitDescription};
+use hdl::unit::{CandidateField, Direction, Mirror, PortRole, ProbeKind, UnitDescription};
 
 use crate::netlist::{Depth, Netlist};
 use crate::SynthError;
@@ -171,8 +171,13 @@ fn boundaries(unit: &UnitDescription) -> Vec<(String, String)> {
         .iter()
         .filter(|p| {
             p.kind == ProbeKind::Logic
-                && p.mirrors.starts_with("candidates[")
-                && p.mirrors.ends_with("].symbols")
+                && matches!(
+                    p.mirrors,
+                    Mirror::Candidate {
+                        field: CandidateField::Symbols,
+                        ..
+                    }
+                )
         })
         .map(|p| {
             (
@@ -183,24 +188,58 @@ fn boundaries(unit: &UnitDescription) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The group of a flop's register: `control` for the pipeline's valid
-/// flags and enables, `stage N` for a stage's data register (both from the
-/// unit description), else `other`.
-fn stage_label(unit: &UnitDescription, reg: Option<&str>) -> String {
-    match reg {
-        Some(r) if unit.is_control(r) => "control".into(),
-        Some(r) => unit
-            .stage_of_register(r)
-            .map_or("other".into(), |n| format!("stage {n}")),
-        None => "other".into(),
+/// A group of flip-flops and of the logic and paths ending at them: a
+/// pipeline stage's data registers, the pipeline control (valid flags,
+/// load enables and the `ready` output they drive), the other outputs, the
+/// other flops. Ordered as the timing report lists them: stages by number,
+/// then control, other, outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Group {
+    Stage(usize),
+    Control,
+    Other,
+    Outputs,
+    /// Logic that reaches no flop and no output.
+    Unattributed,
+}
+
+impl std::fmt::Display for Group {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Group::Stage(n) => write!(f, "stage {n}"),
+            Group::Control => f.write_str("control"),
+            Group::Other => f.write_str("other"),
+            Group::Outputs => f.write_str("outputs"),
+            Group::Unattributed => f.write_str("unattributed"),
+        }
     }
 }
 
-fn port_label(p: &str) -> String {
-    if p.ends_with("ready") {
-        "control".into()
+/// The group of a flop's register: [`Group::Control`] for the pipeline's
+/// valid flags and enables, [`Group::Stage`] for a stage's data register
+/// (both from the unit description), else [`Group::Other`].
+fn stage_group(unit: &UnitDescription, reg: Option<&str>) -> Group {
+    match reg {
+        Some(r) if unit.is_control(r) => Group::Control,
+        Some(r) => unit.stage_of_register(r).map_or(Group::Other, Group::Stage),
+        None => Group::Other,
+    }
+}
+
+/// Whether output port `p` is pipeline control (the handshake's `ready`,
+/// driven by the first stage's load enable) rather than an output of the
+/// last stage, from the ports of the unit description.
+fn is_control_port(unit: &UnitDescription, p: &str) -> bool {
+    unit.port(p)
+        .is_some_and(|d| d.dir == Direction::Output && d.role() == PortRole::Ready)
+}
+
+/// The group of output port `p`.
+fn port_group(unit: &UnitDescription, p: &str) -> Group {
+    if is_control_port(unit, p) {
+        Group::Control
     } else {
-        "outputs".into()
+        Group::Outputs
     }
 }
 
@@ -401,7 +440,8 @@ pub fn run_unit(
     opts: Options,
 ) -> Result<UnitReport, SynthError> {
     let top = unit.module.as_str();
-    let stage_label = |reg: Option<&str>| stage_label(unit, reg);
+    let stage_label = |reg: Option<&str>| stage_group(unit, reg);
+    let port_label = |p: &str| port_group(unit, p);
     let t0 = Instant::now();
     std::fs::create_dir_all(dir).map_err(|source| SynthError::Io {
         path: dir.to_path_buf(),
@@ -468,7 +508,13 @@ pub fn run_unit(
     let transistors = parse_transistors(&read(&dir.join("cmos.txt"))?);
 
     // Per stage: attribution and depth on the flat mapped netlist.
-    let by_stage = nl.attribute(&cell_area, &stage_label, &|_| None, &port_label);
+    let by_stage = nl.attribute(
+        &cell_area,
+        &stage_label,
+        &|_| None,
+        &port_label,
+        Group::Unattributed,
+    );
     let depth_cells = nl.depths(&stage_label, &port_label);
     let (depth_ga, depth_gd) = if opts.depth {
         let a = Netlist::load(&dir.join("gates_area.json"), top)?;
@@ -480,7 +526,7 @@ pub fn run_unit(
     } else {
         Default::default()
     };
-    let mut flops_by_stage: BTreeMap<String, (usize, f64)> = BTreeMap::new();
+    let mut flops_by_stage: BTreeMap<Group, (usize, f64)> = BTreeMap::new();
     for c in nl.cells.iter().filter(|c| c.is_flop()) {
         let reg = nl.flop_register(c);
         let e = flops_by_stage
@@ -494,15 +540,20 @@ pub fn run_unit(
     } else {
         None
     };
-    let mut labels: Vec<&String> = by_stage.keys().chain(flops_by_stage.keys()).collect();
-    labels.sort();
+    // The rows in the order of their labels' text, as report.json lists them.
+    let mut labels: Vec<Group> = by_stage
+        .keys()
+        .chain(flops_by_stage.keys())
+        .copied()
+        .collect();
+    labels.sort_by_key(|g| g.to_string());
     labels.dedup();
     let stages = labels
-        .into_iter()
+        .iter()
         .map(|lab| {
             let f = flops_by_stage.get(lab);
             StageRow {
-                stage: lab.clone(),
+                stage: lab.to_string(),
                 flops: f.map_or(0, |f| f.0),
                 flop_nand2: f.map_or(0.0, |f| f.1) / nand2,
                 comb_nand2: (by_stage.get(lab).map_or(0.0, |x| x.0) - f.map_or(0.0, |f| f.1))
@@ -581,7 +632,7 @@ fn blocks(
             .map(|(_, b)| b.to_string())
     };
     let port = |p: &str| -> String {
-        if p.ends_with("ready") {
+        if is_control_port(unit, p) {
             "pipeline control".into()
         } else {
             "outputs".into()
@@ -608,7 +659,13 @@ fn blocks(
         (nl, Some(t / nand2))
     };
     let area = |c: &crate::netlist::Cell| lib.area(&c.kind).unwrap_or(0.0);
-    let attr = nl.attribute(&area, &block_of_reg, &boundary, &port);
+    let attr = nl.attribute(
+        &area,
+        &block_of_reg,
+        &boundary,
+        &port,
+        "unattributed".to_string(),
+    );
     let mut flops: BTreeMap<String, (usize, f64)> = BTreeMap::new();
     for c in nl.cells.iter().filter(|c| c.is_flop()) {
         let e = flops
@@ -709,22 +766,6 @@ fn parse_abc_delay(log: &str) -> Option<f64> {
         .map(|ps| ps / 1000.0)
 }
 
-/// Sort key of endpoint groups: stages by number, then control, other, outputs.
-fn group_order(label: &str) -> (u32, u32, String) {
-    match label.strip_prefix("stage ").and_then(|n| n.parse().ok()) {
-        Some(n) => (0, n, String::new()),
-        None => (
-            1,
-            match label {
-                "control" => 0,
-                "outputs" => 2,
-                _ => 1,
-            },
-            label.to_string(),
-        ),
-    }
-}
-
 /// The timing mapping (`timing.ys`: the generic netlist mapped again with
 /// buffering and sizing), the FO4 delay of the library, and OpenSTA with a
 /// clock on the result (`timed_sta.v`, `sta.tcl`).
@@ -799,13 +840,13 @@ fn timing(
         problem: "no input port reaches every flip-flop: cannot find the clock".into(),
     })?;
     // Endpoints per group, and the register bit of every flop.
-    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut groups: BTreeMap<Group, Vec<String>> = BTreeMap::new();
     let mut names: BTreeMap<String, String> = BTreeMap::new();
     for c in nl.cells.iter().filter(|c| c.is_flop()) {
         let cell = c.name.trim_start_matches('\\').to_string();
         let (data, _) = lib.flop_pins(&c.kind)?;
         let e = groups
-            .entry(stage_label(unit, nl.flop_register(c).as_deref()))
+            .entry(stage_group(unit, nl.flop_register(c).as_deref()))
             .or_default();
         e.extend(data.iter().map(|p| format!("{cell}/{}", p.name)));
         let bit = nl.flop_bit(c).unwrap_or_else(|| "?".into());
@@ -824,11 +865,14 @@ fn timing(
          puts \"@@ all\"\nreport_checks -path_delay max -digits 4\n\
          puts \"@@ reg-to-reg\"\nreport_checks -path_delay max -from [all_registers -clock_pins] -to [all_registers -data_pins] -digits 4\n"
     );
-    let mut labels: Vec<String> = groups.keys().cloned().collect();
-    labels.push("outputs".into());
-    labels.sort_by_key(|l| group_order(l));
-    for label in &labels {
-        let to = match groups.get(label) {
+    // Stages by number, then control, other, outputs (the order of `Group`).
+    let mut labels: Vec<Group> = groups.keys().copied().collect();
+    labels.push(Group::Outputs);
+    labels.sort();
+    labels.dedup();
+    for group in &labels {
+        let label = group.to_string();
+        let to = match groups.get(group) {
             Some(pins) => format!("[get_pins {{{}}}]", pins.join(" ")),
             None => "[all_outputs]".into(),
         };
@@ -845,7 +889,10 @@ fn timing(
         log: dir.join("sta.tcl.log"),
         tail: "no constrained path: the clock reaches no flip-flop".into(),
     })?;
-    let stages = labels.iter().filter_map(|l| path_of(l)).collect();
+    let stages = labels
+        .iter()
+        .filter_map(|g| path_of(&g.to_string()))
+        .collect();
     Ok(Timing {
         abc_script: script.split_whitespace().collect::<Vec<_>>().join(" "),
         abc_driving_cell: inv,
@@ -987,15 +1034,69 @@ Endpoint: out_len[3] (output port clocked by clk)\n   0.3000    0.3000 ^ out_len
         assert_eq!(parse_abc_delay("nothing"), None);
     }
 
+    /// The groups of flops and output ports come from the unit
+    /// description: its stages, control signals and port directions.
     #[test]
-    fn groups_sort_by_stage_number() {
-        let mut v = vec![
-            "outputs", "stage 10", "control", "stage 2", "other", "stage 1",
+    fn flops_and_ports_are_grouped_by_the_description() {
+        use hdl::unit::{PortDesc, StageDesc};
+        let port = |name: &str, dir| PortDesc {
+            name: name.to_string(),
+            dir,
+            width: 1,
+        };
+        let unit = UnitDescription {
+            module: "u".into(),
+            latency: 2,
+            ports: vec![
+                port("clk", Direction::Input),
+                port("in_valid", Direction::Input),
+                port("in_ready", Direction::Output),
+                port("out_valid", Direction::Output),
+                port("out_ready", Direction::Input),
+                port("buf_ready", Direction::Output),
+            ],
+            control: vec!["s1_valid".into(), "s2_valid".into()],
+            stages: vec![
+                StageDesc {
+                    stage: 1,
+                    title: "stage 1: a".into(),
+                    registers: vec!["s1_x".into()],
+                },
+                StageDesc {
+                    stage: 2,
+                    title: "stage 2: b".into(),
+                    registers: vec!["s2_y".into()],
+                },
+            ],
+            probes: Vec::new(),
+        };
+        assert_eq!(stage_group(&unit, Some("s2_y")), Group::Stage(2));
+        assert_eq!(stage_group(&unit, Some("s1_valid")), Group::Control);
+        assert_eq!(stage_group(&unit, Some("s3_z")), Group::Other);
+        assert_eq!(stage_group(&unit, None), Group::Other);
+        assert_eq!(port_group(&unit, "in_ready"), Group::Control);
+        assert_eq!(port_group(&unit, "out_valid"), Group::Outputs);
+        // a data output whose name ends in "ready" is an output, not control
+        assert_eq!(port_group(&unit, "buf_ready"), Group::Outputs);
+        assert_eq!(stage_block(&unit, 2), "stage 2: b");
+    }
+
+    #[test]
+    fn groups_sort_by_stage_number_and_print_as_before() {
+        let mut v = [
+            Group::Outputs,
+            Group::Stage(10),
+            Group::Control,
+            Group::Stage(2),
+            Group::Other,
+            Group::Stage(1),
         ];
-        v.sort_by_key(|l| group_order(l));
+        v.sort();
+        let text: Vec<String> = v.iter().map(Group::to_string).collect();
         assert_eq!(
-            v,
+            text,
             ["stage 1", "stage 2", "stage 10", "control", "other", "outputs"]
         );
+        assert_eq!(Group::Unattributed.to_string(), "unattributed");
     }
 }

@@ -35,7 +35,7 @@ pub enum SynthError {
     #[error("netlist {path}: {problem}")]
     Netlist { path: PathBuf, problem: String },
     #[error(transparent)]
-    Gen(#[from] hdl::mpc::GenError),
+    Gen(#[from] hdl::GenError),
     #[error("internal generator error: {0}")]
     Ir(#[from] hdl::ir::IrError),
 }

@@ -11,7 +11,8 @@ use clap::Parser;
 use datafiles::atomic::wrote;
 use golden::mpc::model::Selection;
 use golden::mpc::ModelSet;
-use hdl::mpc::{compressor, decompressor, Unit};
+use hdl::mpc::{MpcConfig, UNITS};
+use hdl::Family;
 use synth::flow::{self, Options, UnitReport};
 use synth::liberty::Liberty;
 use synth::report::unit_markdown;
@@ -71,9 +72,10 @@ fn main() -> Result<()> {
             flow::INSTALL_HINT
         );
     }
-    let set =
-        ModelSet::load(&cli.model).with_context(|| format!("loading {}", cli.model.display()))?;
     let gen_opts = hdl::mpc::Options::with_stages(cli.compressor_stages, cli.decompressor_stages)?;
+    let config = MpcConfig::load(&cli.model, gen_opts)
+        .with_context(|| format!("loading {}", cli.model.display()))?;
+    let set = &config.set;
     let rtl = if gen_opts == hdl::mpc::Options::default() {
         cli.build.join(&set.name)
     } else {
@@ -85,17 +87,17 @@ fn main() -> Result<()> {
         ))
     };
     let cmd = hdl::unit_dir::this_command();
-    hdl::mpc::write_units(&cli.model, &rtl, &Unit::ALL, &gen_opts, &cmd)?;
+    hdl::family::write_units(&config, &rtl, &UNITS, &cmd)?;
     let described = hdl::unit::read_units(&rtl.join("params.json"))?;
     let out = rtl.join("synth");
     let regs = [
-        synth::register_bits(&compressor::build_staged(&set, gen_opts.compressor_stages())?.0),
-        synth::register_bits(&decompressor::build_staged(&set, gen_opts.decompressor_stages())?.0),
+        synth::register_bits(&config.build(UNITS[0])?.0),
+        synth::register_bits(&config.build(UNITS[1])?.0),
     ];
     let spinner = datafiles::progress::spinner(&format!(
         "synth: {} and {} of `{}`",
-        Unit::ALL[0].module_name(),
-        Unit::ALL[1].module_name(),
+        UNITS[0].module_name(),
+        UNITS[1].module_name(),
         set.name
     ));
     let reports = run_units(&rtl, &out, &lib, opts, [true, true], &described);
@@ -128,9 +130,10 @@ fn main() -> Result<()> {
             if regs[i] == r.rtl_flop_bits { ", equal" } else { ", DIFFERENT" },
             r.flops
         ));
+        let latency = hdl::unit::find(&described, &r.top, &rtl.join("params.json"))?.latency;
         json.push(
             serde_json::json!({ "report": r, "register_bits": regs[i], "budget_nand2": BUDGET[i],
-            "latency_cycles": if i == 0 { 3 } else { 4 } }),
+            "latency_cycles": latency }),
         );
     }
     let j = serde_json::json!({ "model_set": set.name, "predictors": set.predictors.len(),
@@ -157,7 +160,7 @@ fn run_units(
     described: &[hdl::unit::UnitDescription],
 ) -> Result<[Option<UnitReport>; 2]> {
     let results: Vec<Result<Option<UnitReport>>> = std::thread::scope(|s| {
-        let hs: Vec<_> = Unit::ALL
+        let hs: Vec<_> = UNITS
             .iter()
             .enumerate()
             .map(|(i, u)| {
@@ -219,8 +222,14 @@ fn scaling(cli: &Cli, lib: &Liberty) -> Result<()> {
                 "Scaling study: {} predictors of {}, selection {sel}",
                 n, base.name
             )];
-            let (files, described) =
-                hdl::mpc::generate(&set, &Unit::ALL, &Default::default(), &header)?;
+            let config = MpcConfig {
+                set,
+                sha256: String::new(),
+                model_file: String::new(),
+                options: Default::default(),
+            };
+            let (files, described) = hdl::family::generate(&config, &UNITS, &header)?;
+            let set = config.set;
             hdl::ir::write_files(&dir, &files)
                 .with_context(|| format!("writing {}", dir.display()))?;
             // The decompressor does not depend on the selection rule: synthesise it once per count.

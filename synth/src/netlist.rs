@@ -236,16 +236,17 @@ impl Netlist {
     /// output port. A combinational cell gets the labels of everything its
     /// output reaches before a flop, a boundary or a port; its area is split
     /// evenly between them. Returns label -> (area, cells); cells reaching
-    /// nothing go to `"unattributed"`.
-    pub fn attribute(
+    /// nothing go to `unattributed`.
+    pub fn attribute<L: Ord + Clone>(
         &self,
         area: &dyn Fn(&Cell) -> f64,
-        flop_label: &dyn Fn(Option<&str>) -> String,
-        boundary: &dyn Fn(&str) -> Option<String>,
-        port_label: &dyn Fn(&str) -> String,
-    ) -> BTreeMap<String, (f64, f64)> {
-        let mut labels: Vec<String> = Vec::new();
-        let intern = |s: String, labels: &mut Vec<String>| -> usize {
+        flop_label: &dyn Fn(Option<&str>) -> L,
+        boundary: &dyn Fn(&str) -> Option<L>,
+        port_label: &dyn Fn(&str) -> L,
+        unattributed: L,
+    ) -> BTreeMap<L, (f64, f64)> {
+        let mut labels: Vec<L> = Vec::new();
+        let intern = |s: L, labels: &mut Vec<L>| -> usize {
             if let Some(i) = labels.iter().position(|l| *l == s) {
                 i
             } else {
@@ -300,13 +301,13 @@ impl Netlist {
             }
             cell_set[i] = set;
         }
-        let mut out: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+        let mut out: BTreeMap<L, (f64, f64)> = BTreeMap::new();
         for (i, c) in self.cells.iter().enumerate() {
             let set = cell_set[i];
             let a = area(c);
             let n = set.count_ones();
             if n == 0 {
-                let e = out.entry("unattributed".to_string()).or_default();
+                let e = out.entry(unattributed.clone()).or_default();
                 e.0 += a;
                 e.1 += 1.0;
                 continue;
@@ -325,11 +326,11 @@ impl Netlist {
     /// Logic depth (cells on the longest combinational path) ending at each
     /// flop input and output port, grouped by `flop_label` / `port_label`:
     /// label -> (depth, start net, end net).
-    pub fn depths(
+    pub fn depths<L: Ord + Clone>(
         &self,
-        flop_label: &dyn Fn(Option<&str>) -> String,
-        port_label: &dyn Fn(&str) -> String,
-    ) -> BTreeMap<String, Depth> {
+        flop_label: &dyn Fn(Option<&str>) -> L,
+        port_label: &dyn Fn(&str) -> L,
+    ) -> BTreeMap<L, Depth> {
         let mut driver: HashMap<usize, usize> = HashMap::new();
         for (i, c) in self.cells.iter().enumerate() {
             for &b in &c.outputs {
@@ -366,8 +367,8 @@ impl Netlist {
             }
             "?".to_string()
         };
-        let mut out: BTreeMap<String, Depth> = BTreeMap::new();
-        let mut visit = |label: String, b: usize, end: String| {
+        let mut out: BTreeMap<L, Depth> = BTreeMap::new();
+        let mut visit = |label: L, b: usize, end: String| {
             let lv = driver
                 .get(&b)
                 .filter(|&&d| !self.cells[d].is_flop())

@@ -10,7 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use golden::mpc::ModelSet;
-use hdl::mpc::{compressor, Unit};
+use hdl::mpc::{compressor, MpcConfig};
+use hdl::{Side, Unit};
 use synth::flow::{self, AbcScript, Options};
 
 fn root() -> PathBuf {
@@ -29,10 +30,15 @@ fn one_predictor_compressor_synthesises() {
     let reg_bits = synth::register_bits(&module);
 
     let dir = root().join("target/synth-test");
-    let (files, described) = hdl::mpc::generate(
-        &set,
-        &[Unit::Compressor],
-        &Default::default(),
+    let config = MpcConfig {
+        set,
+        sha256: String::new(),
+        model_file: String::new(),
+        options: Default::default(),
+    };
+    let (files, described) = hdl::family::generate(
+        &config,
+        &[Unit::Mpc(Side::Compressor)],
         &["synth test".to_string()],
     )
     .expect("generate");

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use golden::mpc::ModelSet;
-use hdl::mpc::Unit;
+use hdl::mpc::MpcConfig;
+use hdl::{Side, Unit};
 use synth::report::NOT_MEASURED;
 
 fn root() -> PathBuf {
@@ -37,14 +38,8 @@ fn area_only_rows_follow_the_header_and_show_what_was_not_measured() {
     )
     .expect("write");
     let rtl = dir.join("rtl");
-    hdl::mpc::write_units(
-        &dir.join("set"),
-        &rtl,
-        &[Unit::Compressor],
-        &Default::default(),
-        "test",
-    )
-    .expect("gen");
+    let config = MpcConfig::load(&dir.join("set"), Default::default()).expect("set loads");
+    hdl::family::write_units(&config, &rtl, &[Unit::Mpc(Side::Compressor)], "test").expect("gen");
 
     let out = Command::new(env!("CARGO_BIN_EXE_unit_synth"))
         .arg("--rtl")

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use golden::dpc::{Dpc, DpcParams, Mode};
-use hdl::dpc::{len_width, module_name, packet_width, Unit};
+use hdl::dpc::{len_width, packet_width, DpcUnit as Unit};
 
 use crate::rng::Rng;
 use crate::schedule::ScheduleConfig;
@@ -26,7 +26,7 @@ pub const TB_SOURCE: &str = include_str!("../tb/dpc_tb.sv");
 #[derive(Debug, thiserror::Error)]
 pub enum DpcSimError {
     #[error(transparent)]
-    Gen(#[from] hdl::dpc::GenError),
+    Gen(#[from] hdl::GenError),
     #[error(transparent)]
     Stream(#[from] StreamError),
     #[error(transparent)]
@@ -63,7 +63,7 @@ pub fn config_name(p: &DpcParams) -> String {
 
 /// The testbench define that selects `u`.
 pub fn define(u: Unit) -> String {
-    module_name(u).to_ascii_uppercase()
+    u.module_name().to_ascii_uppercase()
 }
 
 /// Parse a unit name (`compressor`, `truc-compressor`, `man-compressor`,
@@ -666,7 +666,7 @@ pub fn target(
     seed: u64,
     corpus: Option<&Path>,
 ) -> Result<StreamTarget, DpcSimError> {
-    let (module, desc) = hdl::dpc::build_described(&p, unit).map_err(hdl::dpc::GenError::from)?;
+    let (module, desc) = hdl::Family::build(&p, unit.into())?;
     let ui = Unit::ALL.iter().position(|&u| u == unit).unwrap_or(0) as u64;
     let tbs = blocks(&p, n, seed ^ (ui + 1).wrapping_mul(0x9e37), corpus)?;
     let mut seen = BTreeMap::new();
@@ -716,7 +716,7 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
     let p = cfg.params;
     let root = cfg.build.join(config_name(&p));
     let cmdline = hdl::unit_dir::this_command();
-    let paths = hdl::dpc::write_units(&p, &root, &Unit::ALL, &cmdline)?;
+    let paths = hdl::family::write_units(&p, &root, &hdl::dpc::UNITS, &cmdline)?;
     let params_json = root.join("params.json");
     let described = hdl::unit::read_units(&params_json)?;
     let rtl: Vec<PathBuf> = paths
@@ -725,7 +725,7 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
         .collect();
     let mut reports = Vec::new();
     for (ui, &unit) in cfg.units.iter().enumerate() {
-        let name = module_name(unit);
+        let name = unit.module_name();
         let tbs = blocks(
             &p,
             cfg.blocks,

@@ -23,7 +23,7 @@ pub const TB_SOURCE: &str = include_str!("../tb/bdi_tb.sv");
 #[derive(Debug, thiserror::Error)]
 pub enum MagBdiSimError {
     #[error(transparent)]
-    Gen(#[from] hdl::magbdi::GenError),
+    Gen(#[from] hdl::GenError),
     #[error(transparent)]
     Stream(#[from] StreamError),
     #[error(transparent)]
@@ -459,7 +459,7 @@ pub fn target(
         Unit::Decompressor => hdl::magbdi::decompressor::build_described(codec.table()),
         Unit::Loopback => return Err(MagBdiSimError::Loopback),
     }
-    .map_err(hdl::magbdi::GenError::from)?;
+    .map_err(hdl::GenError::from)?;
     let blocks = blocks(&codec, n, seed ^ unit as u64, corpus)?;
     let mut seen = std::collections::BTreeMap::new();
     let vectors = unit_vectors(&codec, unit, &blocks, seed, &mut seen);
@@ -497,15 +497,16 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
     let name = hdl::magbdi::config_name(&cfg.params);
     let root = cfg.build.join(&name);
     let cmdline = hdl::unit_dir::this_command();
-    let paths = hdl::magbdi::write_units(cfg.params, &root, &hdl::magbdi::Unit::ALL, &cmdline)?;
+    let paths = hdl::magbdi::write_units(cfg.params, &root, &hdl::magbdi::UNITS, &cmdline)?;
     let params_json = root.join("params.json");
     let described = hdl::unit::read_units(&params_json)?;
-    let latency = |u: hdl::magbdi::Unit| {
-        hdl::unit::find(&described, u.module_name(), &params_json).map(|d| d.latency)
+    let latency = |side: hdl::Side| {
+        let module = hdl::Unit::MagBdi(side).module_name();
+        hdl::unit::find(&described, module, &params_json).map(|d| d.latency)
     };
     let (comp_latency, decomp_latency) = (
-        latency(hdl::magbdi::Unit::Compressor)?,
-        latency(hdl::magbdi::Unit::Decompressor)?,
+        latency(hdl::Side::Compressor)?,
+        latency(hdl::Side::Decompressor)?,
     );
     let rtl: Vec<PathBuf> = paths
         .into_iter()

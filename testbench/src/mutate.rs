@@ -105,7 +105,7 @@ pub enum Design {
     /// One of the five DPC units.
     Dpc {
         params: golden::dpc::DpcParams,
-        unit: hdl::dpc::Unit,
+        unit: hdl::dpc::DpcUnit,
     },
 }
 
@@ -124,7 +124,7 @@ impl Design {
     pub fn unit_name(&self) -> &'static str {
         match self {
             Design::Mpc { unit, .. } | Design::MagBdi { unit, .. } => unit.name(),
-            Design::Dpc { unit, .. } => hdl::dpc::module_name(*unit),
+            Design::Dpc { unit, .. } => unit.module_name(),
         }
     }
 }

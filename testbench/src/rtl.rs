@@ -1,10 +1,15 @@
 //! The generated units of a model set: generating them through the `hdl`
 //! library, or loading a directory written earlier (`files.f`,
-//! `params.json`, docs/hw/mpc-interface.md).
+//! `params.json`, docs/hw/mpc-interface.md). The identity of the model set
+//! and each unit's latency and stage probes come from `params.json`, read
+//! through the one typed schema of `hdl::params`.
 
 use std::path::{Path, PathBuf};
 
 use golden::mpc::ModelSet;
+use hdl::params::{FamilyParams, ParamsFile};
+use hdl::unit::UnitDescription;
+use hdl::{Side, Unit};
 
 /// RTL problems.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +27,11 @@ pub enum RtlError {
     },
     #[error("{dir}: no Verilog files (files.f or *.v)")]
     NoFiles { dir: PathBuf },
+    #[error(
+        "{dir}: no params.json; gen writes one with the units (it names the model set they \
+         were generated from): regenerate them with gen --model MODEL --out {dir}"
+    )]
+    NoParams { dir: PathBuf },
     #[error("{path}: `{key}` is {found}, but the model set needs {expected}")]
     Params {
         path: PathBuf,
@@ -39,7 +49,7 @@ pub enum RtlError {
 #[derive(Debug)]
 pub struct ModelMismatch {
     pub dir: PathBuf,
-    /// `params.json` or the Verilog file that names the other set.
+    /// The `params.json` that names the other set.
     pub source_file: PathBuf,
     pub rtl_set: String,
     pub rtl_sha: String,
@@ -76,13 +86,15 @@ pub struct Params {
 }
 
 impl Params {
-    /// The interface's numbers for a model set (latencies 3 and 4).
+    /// The interface's numbers for a model set, with the latencies of the
+    /// default pipeline depths.
     pub fn of(set: &ModelSet) -> Params {
+        let depths = hdl::mpc::Options::default();
         Params {
             header_bits: set.header_bits(),
             max_bits: set.max_bits(),
-            compressor_latency: hdl::mpc::COMPRESSOR_LATENCY as usize,
-            decompressor_latency: hdl::mpc::DECOMPRESSOR_LATENCY as usize,
+            compressor_latency: depths.compressor_stages(),
+            decompressor_latency: depths.decompressor_stages(),
         }
     }
 }
@@ -99,63 +111,27 @@ pub struct Rtl {
     pub probes: Option<hdl::mpc::probes::StageProbes>,
 }
 
-/// What the testbench reads from a `params.json` ([`hdl::mpc::ParamsFile`]
-/// written by `gen`); every key is optional so that a hand-written file
-/// may give only some numbers.
-#[derive(Debug, Default, serde::Deserialize)]
-struct ParamsJson {
-    model_set: Option<String>,
-    model_sha256: Option<String>,
-    header_bits: Option<u64>,
-    max_bits: Option<u64>,
-    units: Option<Vec<hdl::unit::UnitDescription>>,
-}
-
-fn read_params_json(path: &Path) -> Result<ParamsJson, RtlError> {
-    let text = hdl::unit::read_params_text(path).map_err(|e| match e {
+fn read_params_json(path: &Path) -> Result<ParamsFile, RtlError> {
+    hdl::params::read(path).map_err(|e| match e {
         hdl::unit::UnitsError::Io { path, source } => RtlError::Io { path, source },
         other => RtlError::ParamsFile {
             path: path.to_path_buf(),
             message: other.to_string(),
         },
-    })?;
-    parse_params_json(path, &text)
-}
-
-fn parse_params_json(path: &Path, text: &str) -> Result<ParamsJson, RtlError> {
-    serde_json::from_str(text).map_err(|e| RtlError::ParamsFile {
-        path: path.to_path_buf(),
-        message: e.to_string(),
     })
 }
 
-/// The model-set identity in a generated Verilog file's header comment
-/// (`// Model set: NAME (...)` and `// Model SHA-256: HEX`), if it has one.
-fn verilog_identity(path: &Path) -> Result<Option<(String, String)>, RtlError> {
-    use std::io::{BufRead, BufReader};
-    let f = std::fs::File::open(path).map_err(|source| RtlError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut name = None;
-    // The header is the first lines of the file; a module starts after it.
-    for line in BufReader::new(f).lines().take(32) {
-        let Ok(line) = line else { break };
-        if let Some(rest) = line.strip_prefix("// Model set: ") {
-            name = rest.split(" (").next().map(str::to_string);
-        } else if let Some(sha) = line.strip_prefix("// Model SHA-256: ") {
-            return Ok(Some((name.unwrap_or_default(), sha.trim().to_string())));
-        } else if !line.starts_with("//") && !line.trim().is_empty() {
-            break;
-        }
-    }
-    Ok(None)
+/// The description of MPC unit `side` in `file`, if it has one.
+fn described(file: &ParamsFile, side: Side) -> Option<&UnitDescription> {
+    file.unit(Unit::Mpc(side).module_name())
 }
 
-/// Load the units in `dir` (from `files.f`, else every `*.v`), with the
-/// numbers of `params.json` when present (checked against the model set).
-/// When `params.json` or the Verilog headers name the model set the units
-/// were generated from, its SHA-256 must be that of `model`'s file.
+/// Load the units in `dir` (from `files.f`, else every `*.v`) with their
+/// `params.json`, which must be that of MPC units generated from `model`:
+/// the SHA-256 it names must be that of `model`'s file and its numbers
+/// those of `set`. Each unit's latency and stage probes are those its
+/// description publishes; a unit `params.json` does not describe (not
+/// generated) keeps the default depth's latency.
 pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -191,73 +167,68 @@ pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
             dir: dir.to_path_buf(),
         });
     }
-    let model_sha = golden::mpc::model::file_sha256(model)?;
-    let wrong = |source_file: &Path, rtl_set: &str, rtl_sha: &str| {
-        RtlError::WrongModel(Box::new(ModelMismatch {
+    let pj = dir.join("params.json");
+    if !pj.is_file() {
+        return Err(RtlError::NoParams {
             dir: dir.to_path_buf(),
-            source_file: source_file.to_path_buf(),
-            rtl_set: if rtl_set.is_empty() {
+        });
+    }
+    let file = read_params_json(&pj)?;
+    let FamilyParams::Mpc(keys) = &file.family else {
+        return Err(RtlError::ParamsFile {
+            path: pj,
+            message: format!(
+                "it describes units of another family (\"unit\": \"{}\")",
+                file.family.tag()
+            ),
+        });
+    };
+    let model_sha = golden::mpc::model::file_sha256(model)?;
+    if !keys.model_sha256.eq_ignore_ascii_case(&model_sha) {
+        return Err(RtlError::WrongModel(Box::new(ModelMismatch {
+            dir: dir.to_path_buf(),
+            source_file: pj,
+            rtl_set: if keys.model_set.is_empty() {
                 "(unnamed)".to_string()
             } else {
-                rtl_set.to_string()
+                keys.model_set.clone()
             },
-            rtl_sha: rtl_sha.to_string(),
+            rtl_sha: keys.model_sha256.clone(),
             model: model.to_path_buf(),
-            model_sha: model_sha.clone(),
-        }))
-    };
+            model_sha,
+        })));
+    }
     let mut params = Params::of(set);
-    let mut probes = None;
-    let pj = dir.join("params.json");
-    if pj.is_file() {
-        let file = read_params_json(&pj)?;
-        if let Some(units) = &file.units {
-            let unit = |u: hdl::mpc::Unit| units.iter().find(|d| d.module == u.module_name());
-            let (c, d) = (
-                unit(hdl::mpc::Unit::Compressor),
-                unit(hdl::mpc::Unit::Decompressor),
-            );
-            if let Some(c) = c {
-                params.compressor_latency = c.latency;
-            }
-            if let Some(d) = d {
-                params.decompressor_latency = d.latency;
-            }
-            if let (Some(c), Some(d)) = (c, d) {
-                probes = Some(hdl::mpc::probes::StageProbes {
-                    compressor: c.probes.clone(),
-                    decompressor: d.probes.clone(),
-                });
-            }
-        }
-        if let Some(sha) = &file.model_sha256 {
-            if !sha.eq_ignore_ascii_case(&model_sha) {
-                return Err(wrong(&pj, file.model_set.as_deref().unwrap_or(""), sha));
-            }
-        }
-        for (key, found, want) in [
-            ("header_bits", file.header_bits, params.header_bits as u64),
-            ("max_bits", file.max_bits, params.max_bits as u64),
-        ] {
-            if let Some(found) = found {
-                if found != want {
-                    return Err(RtlError::Params {
-                        path: pj,
-                        key: key.to_string(),
-                        found,
-                        expected: want,
-                    });
-                }
-            }
+    for (key, found, want) in [
+        ("header_bits", keys.header_bits, params.header_bits),
+        ("max_bits", keys.max_bits, params.max_bits),
+    ] {
+        if found != want {
+            return Err(RtlError::Params {
+                path: pj,
+                key: key.to_string(),
+                found: found.into(),
+                expected: want.into(),
+            });
         }
     }
-    for f in &files {
-        if let Some((name, sha)) = verilog_identity(f)? {
-            if !sha.eq_ignore_ascii_case(&model_sha) {
-                return Err(wrong(f, &name, &sha));
-            }
-        }
+    let (c, d) = (
+        described(&file, Side::Compressor),
+        described(&file, Side::Decompressor),
+    );
+    if let Some(c) = c {
+        params.compressor_latency = c.latency;
     }
+    if let Some(d) = d {
+        params.decompressor_latency = d.latency;
+    }
+    let probes = match (c, d) {
+        (Some(c), Some(d)) => Some(hdl::mpc::probes::StageProbes {
+            compressor: c.probes.clone(),
+            decompressor: d.probes.clone(),
+        }),
+        _ => None,
+    };
     Ok(Rtl {
         dir: dir.to_path_buf(),
         files,
@@ -276,13 +247,14 @@ pub fn load_set(dir: &Path) -> Result<ModelSet, RtlError> {
 pub fn generate(set_dir: &Path, out_dir: &Path) -> Result<Rtl, RtlError> {
     let set = load_set(set_dir)?;
     let command_line = format!("cosim --model {}", set_dir.display());
-    let opts = hdl::mpc::Options::default();
-    hdl::mpc::write_units(set_dir, out_dir, &hdl::mpc::Unit::ALL, &opts, &command_line).map_err(
-        |e| RtlError::Generate {
-            path: set_dir.to_path_buf(),
-            message: e.to_string(),
-        },
-    )?;
+    let generate_error = |e: hdl::GenError| RtlError::Generate {
+        path: set_dir.to_path_buf(),
+        message: e.to_string(),
+    };
+    let config =
+        hdl::mpc::MpcConfig::load(set_dir, hdl::mpc::Options::default()).map_err(generate_error)?;
+    hdl::family::write_units(&config, out_dir, &hdl::mpc::UNITS, &command_line)
+        .map_err(generate_error)?;
     load(out_dir, &set, set_dir)
 }
 
@@ -290,24 +262,85 @@ pub fn generate(set_dir: &Path, out_dir: &Path) -> Result<Rtl, RtlError> {
 mod tests {
     use super::*;
 
+    fn models() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../models")
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../target/rtl-test")
+            .join(name);
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    /// Generated units load with the latencies and probes of their
+    /// descriptions, at any depth.
     #[test]
-    fn reads_params_json_keys_in_any_layout() {
-        let p = Path::new("dir/params.json");
-        let j = parse_params_json(
-            p,
-            r#"{ "model_set": "example", "header_bits": 3, "max_bits" : 259,
-  "units": [], "extra": [1, {"a": "}"}] }"#,
-        )
-        .expect("valid");
-        assert_eq!(j.header_bits, Some(3));
-        assert_eq!(j.max_bits, Some(259));
-        assert_eq!(j.units, Some(Vec::new()));
-        assert_eq!(j.model_sha256, None);
-        let e = parse_params_json(p, r#"{ "header_bits": "three" }"#)
-            .unwrap_err()
+    fn latencies_and_probes_come_from_the_descriptions() {
+        let model = models().join("example");
+        let dir = scratch("depths");
+        let opts = hdl::mpc::Options::with_stages(4, 6).expect("depths");
+        let config = hdl::mpc::MpcConfig::load(&model, opts).expect("example loads");
+        hdl::family::write_units(&config, &dir, &hdl::mpc::UNITS, "rtl test").expect("gen");
+        let rtl = load(&dir, &config.set, &model).expect("loads");
+        assert_eq!(rtl.params.compressor_latency, 4);
+        assert_eq!(rtl.params.decompressor_latency, 6);
+        assert_eq!(rtl.params.max_bits, config.set.max_bits());
+        let probes = rtl.probes.expect("both units described");
+        assert!(!probes.compressor.is_empty() && !probes.decompressor.is_empty());
+        assert_eq!(rtl.files.len(), 2, "{:?}", rtl.files);
+    }
+
+    /// Without params.json, with a params.json of another family, or with
+    /// one whose numbers are not the model set's, loading is refused with
+    /// the file named.
+    #[test]
+    fn a_missing_foreign_or_inconsistent_params_json_is_refused() {
+        let model = models().join("example");
+        let set = load_set(&model).expect("example loads");
+        let dir = scratch("refused");
+        let config = hdl::mpc::MpcConfig::load(&model, Default::default()).expect("example loads");
+        hdl::family::write_units(&config, &dir, &hdl::mpc::UNITS, "rtl test").expect("gen");
+        let pj = dir.join("params.json");
+        let text = std::fs::read_to_string(&pj).expect("params.json");
+
+        std::fs::write(&pj, text.replace("\"max_bits\": 259", "\"max_bits\": 258")).expect("write");
+        let e = load(&dir, &set, &model)
+            .expect_err("wrong max_bits")
+            .to_string();
+        assert!(e.contains("`max_bits` is 258") && e.contains("259"), "{e}");
+
+        std::fs::write(&pj, text.replace("\"len_bits\"", "\"length_bits\"")).expect("write");
+        let e = load(&dir, &set, &model)
+            .expect_err("unknown key")
             .to_string();
         assert!(
-            e.contains("dir/params.json") && e.contains("invalid type"),
+            e.contains("params.json") && e.contains("`length_bits`"),
+            "{e}"
+        );
+
+        let bdi = golden::magbdi::Table::new(golden::magbdi::Params::new(
+            128,
+            32,
+            4,
+            golden::magbdi::DeltaMode::Unsigned,
+        ))
+        .expect("BDI parameters");
+        std::fs::write(
+            &pj,
+            hdl::family::params_json(&bdi).expect("BDI params.json"),
+        )
+        .expect("write");
+        let e = load(&dir, &set, &model).expect_err("BDI").to_string();
+        assert!(e.contains("params.json") && e.contains("\"bdi\""), "{e}");
+
+        std::fs::remove_file(&pj).expect("remove");
+        let e = load(&dir, &set, &model)
+            .expect_err("no params.json")
+            .to_string();
+        assert!(
+            e.contains("no params.json") && e.contains("gen --model"),
             "{e}"
         );
     }

@@ -169,14 +169,10 @@ fn a_missing_model_set_is_reported_once() {
 fn rtl_of_another_model_set_is_refused_before_simulating() {
     let build = scratch("wrong-rtl");
     let rtl = build.join("rtl-example");
-    hdl::mpc::write_units(
-        &models().join("example"),
-        &rtl,
-        &hdl::mpc::Unit::ALL,
-        &Default::default(),
-        "cosim_cli test",
-    )
-    .expect("generate the example units");
+    let config = hdl::mpc::MpcConfig::load(&models().join("example"), Default::default())
+        .expect("the example set loads");
+    hdl::family::write_units(&config, &rtl, &hdl::mpc::UNITS, "cosim_cli test")
+        .expect("generate the example units");
     let default = models().join("default");
     let args = [
         "--model",
@@ -203,12 +199,12 @@ fn rtl_of_another_model_set_is_refused_before_simulating() {
     ] {
         assert!(err.contains(needle), "no {needle:?} in {err}");
     }
-    // without params.json the Verilog headers carry the same identity
+    // without params.json nothing says which set the units are of: refused
     std::fs::remove_file(rtl.join("params.json")).expect("remove params.json");
     let (out, err) = run(COSIM, &args, &build);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("generated from model set example"), "{err}");
-    assert!(err.contains("mpc_compressor.v"), "{err}");
+    assert!(err.contains("no params.json"), "{err}");
+    assert!(err.contains(rtl.to_str().expect("utf-8 path")), "{err}");
 }
 
 #[test]

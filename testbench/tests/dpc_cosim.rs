@@ -16,7 +16,7 @@ fn dpc_units_match_golden_on_icarus() {
     let cfg = DpcConfig {
         params: DpcParams::default(),
         sims: vec![Simulator::Icarus],
-        units: hdl::dpc::Unit::ALL.to_vec(),
+        units: hdl::dpc::DpcUnit::ALL.to_vec(),
         blocks: 120,
         seed: 3,
         corpus: stream_unit::test_corpus(),

@@ -411,7 +411,7 @@ fn run_dpc(cli: DpcArgs) -> Result<bool> {
     let c = &cli.common;
     let sims = c.sims()?;
     let units = if cli.unit.trim() == "all" {
-        hdl::dpc::Unit::ALL.to_vec()
+        hdl::dpc::DpcUnit::ALL.to_vec()
     } else {
         cli.unit
             .split(',')
@@ -500,7 +500,7 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
         DesignArg::Dpc => {
             let params = DpcParams::new(cli.block, cli.segment, cli.sector)?;
             let units = if all {
-                hdl::dpc::Unit::ALL.to_vec()
+                hdl::dpc::DpcUnit::ALL.to_vec()
             } else {
                 names
                     .iter()
