@@ -16,8 +16,8 @@
 //!   comparison (`s1_choice_id >= 0`), and a one-predictor
 //!   exact-selection set without same-words a score nothing read.
 //!
-//! Units are generated through the library calls `gen` makes (the
-//! family's `header_lines` and `generate`) and written under the test's
+//! Units are generated through the library calls `gen` makes
+//! (`hdl::family::header` and `generate`) and written under the test's
 //! temporary directory. A unit whose Verilog, header comment aside, is
 //! that of a unit already linted (the decompressors of two sets that
 //! differ only in the selection rule) is not linted twice.
