@@ -114,6 +114,11 @@ pub struct Rtl {
 fn read_params_json(path: &Path) -> Result<ParamsFile, RtlError> {
     hdl::params::read(path).map_err(|e| match e {
         hdl::unit::UnitsError::Io { path, source } => RtlError::Io { path, source },
+        hdl::unit::UnitsError::Parse { path, message } => RtlError::ParamsFile { path, message },
+        hdl::unit::UnitsError::TooLarge { path } => RtlError::ParamsFile {
+            path,
+            message: format!("larger than {} bytes", hdl::unit::MAX_PARAMS_BYTES),
+        },
         other => RtlError::ParamsFile {
             path: path.to_path_buf(),
             message: other.to_string(),
