@@ -227,11 +227,411 @@ pub struct StageProbe {
     pub width: u32,
     /// The golden trace field it mirrors, e.g. `candidates[2].pred`,
     /// `output.len`, `planes[3]` (the vocabulary is in docs/hw/cosim.md).
-    pub mirrors: String,
+    pub mirrors: Mirror,
     pub when: When,
     /// A sibling signal of the same stage the comparison needs (the slot
     /// lengths of a code register, the symbol count of a partly decoded
     /// symbol register).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with: Option<String>,
+}
+
+/// A field of a predictor's path through the MPC compressor
+/// (`golden::mpc::trace::PredictorTrace`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CandidateField {
+    /// `pred`: the predicted value of each byte.
+    Pred,
+    /// `residue`: value minus prediction.
+    Residue,
+    /// `planes`: the bit planes of the residues.
+    Planes,
+    /// `xored`: each plane XOR the plane above.
+    Xored,
+    /// `symbols`: the reordered stream as 16 symbols.
+    Symbols,
+    /// `score.zero_mask`: bit m set when symbol m is zero.
+    ZeroMask,
+    /// `score.longest_zero_run`.
+    LongestZeroRun,
+    /// `score.longest_zero_run.thermometer`: bit k-1 set when the run is
+    /// at least k.
+    LongestZeroRunThermometer,
+    /// `score.zero_count`.
+    ZeroCount,
+    /// `score.zero_count.thermometer`.
+    ZeroCountThermometer,
+    /// `score.code_bits`: the payload bits of the predictor's codes.
+    CodeBits,
+}
+
+impl CandidateField {
+    const ALL: [(CandidateField, &'static str); 11] = [
+        (CandidateField::Pred, "pred"),
+        (CandidateField::Residue, "residue"),
+        (CandidateField::Planes, "planes"),
+        (CandidateField::Xored, "xored"),
+        (CandidateField::Symbols, "symbols"),
+        (CandidateField::ZeroMask, "score.zero_mask"),
+        (CandidateField::LongestZeroRun, "score.longest_zero_run"),
+        (
+            CandidateField::LongestZeroRunThermometer,
+            "score.longest_zero_run.thermometer",
+        ),
+        (CandidateField::ZeroCount, "score.zero_count"),
+        (
+            CandidateField::ZeroCountThermometer,
+            "score.zero_count.thermometer",
+        ),
+        (CandidateField::CodeBits, "score.code_bits"),
+    ];
+
+    /// The field's name in the trace (`pred`, `score.code_bits`, ...).
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(f, _)| *f == self)
+            .map_or("", |(_, n)| n)
+    }
+
+    fn parse(text: &str) -> Option<CandidateField> {
+        Self::ALL.iter().find(|(_, n)| *n == text).map(|(f, _)| *f)
+    }
+}
+
+/// A field of one MAG-aware BDI compressor unit (one delta width).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SizeField {
+    /// `zero_fit`: bit j set when value j fits the zero base.
+    ZeroFit,
+    /// `base`: the first value the zero base does not cover (0 if none).
+    Base,
+    /// `fits`: every value fits one of the two bases.
+    Fits,
+    /// `data`: the compressed bytes of this size, zero above.
+    Data,
+}
+
+impl SizeField {
+    const ALL: [(SizeField, &'static str); 4] = [
+        (SizeField::ZeroFit, "zero_fit"),
+        (SizeField::Base, "base"),
+        (SizeField::Fits, "fits"),
+        (SizeField::Data, "data"),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(f, _)| *f == self)
+            .map_or("", |(_, n)| n)
+    }
+
+    fn parse(text: &str) -> Option<SizeField> {
+        Self::ALL.iter().find(|(_, n)| *n == text).map(|(f, _)| *f)
+    }
+}
+
+/// One of the two copies a DF-MAN compressor codes and compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DfManCopy {
+    /// `orig`: the block as it is.
+    Original,
+    /// `man`: the block with the non-critical sectors zeroed.
+    ZeroFilled,
+}
+
+impl DfManCopy {
+    pub fn name(self) -> &'static str {
+        match self {
+            DfManCopy::Original => "orig",
+            DfManCopy::ZeroFilled => "man",
+        }
+    }
+}
+
+/// A field of one DF-MAN copy's analysis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CopyField {
+    /// `data`: the copy's bytes.
+    Data,
+    /// `es`: bit i set when group i is uniform.
+    Es,
+    /// `ones`: bit i set when group i is all ones.
+    Ones,
+    /// `len`: the payload bits it would code to (coded or raw, whichever
+    /// the packet would use).
+    Len,
+}
+
+impl CopyField {
+    const ALL: [(CopyField, &'static str); 4] = [
+        (CopyField::Data, "data"),
+        (CopyField::Es, "es"),
+        (CopyField::Ones, "ones"),
+        (CopyField::Len, "len"),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(f, _)| *f == self)
+            .map_or("", |(_, n)| n)
+    }
+
+    fn parse(text: &str) -> Option<CopyField> {
+        Self::ALL.iter().find(|(_, n)| *n == text).map(|(f, _)| *f)
+    }
+}
+
+/// The golden trace field a probe mirrors. Each unit's golden model has
+/// its own per-stage trace (docs/hw/cosim.md lists the fields of each);
+/// the same name can be a field of several (`block`, `error`, `data`).
+/// In `params.json` a mirror is written as its text (`candidates[2].pred`,
+/// `output.len`, `planes[3]`, `sizes[0].fits`, `orig.es`): [`Mirror`]'s
+/// `Display` and `FromStr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum Mirror {
+    // ---- MPC compressor ----
+    /// `candidates[i].<field>`: predictor `i`'s path.
+    Candidate { index: usize, field: CandidateField },
+    /// `chosen.<field>`: the chosen predictor's path.
+    Chosen(CandidateField),
+    /// `is_zero_block`.
+    IsZeroBlock,
+    /// `is_same_words`.
+    IsSameWords,
+    /// `best_predictor`: the choice of the selection rule among the
+    /// predictors alone.
+    BestPredictor,
+    /// `choice_id`: the model ID chosen by the selection rule.
+    ChoiceId,
+    /// `selected_id`: the model ID after the raw check.
+    SelectedId,
+    /// `output.payload`: the payload bits, one code per slot.
+    OutputPayload,
+    /// `output.payload.pairs`: the payload bits, two codes per slot.
+    OutputPayloadPairs,
+    /// `output.bits`: the compressed bits, left-aligned on the bus.
+    OutputBits,
+    /// `output.len`: the compressed length in bits.
+    OutputLen,
+    /// `output.model`: the model ID in the header.
+    OutputModel,
+    // ---- MPC decompressor ----
+    /// `header`: the header field of the input.
+    Header,
+    /// `model_id`: the decoded model ID.
+    ModelId,
+    /// `symbols`: the decoded symbols.
+    Symbols,
+    /// `used`: the bits consumed.
+    Used,
+    /// `xored`.
+    Xored,
+    /// `planes`.
+    Planes,
+    /// `planes[q]`: one bit plane.
+    Plane(usize),
+    /// `residue`.
+    Residue,
+    // ---- shared names ----
+    /// `block`: the input block (compressors) or the decoded block, zero
+    /// on an error (decompressors).
+    Block,
+    /// `error`: the golden decoder rejects the input.
+    Error,
+    /// `len`: the input length (decompressors).
+    Len,
+    /// `data`: MAG-aware BDI: the stored bytes of the chosen encoding;
+    /// DPC: the bytes coded (the critical sectors packed for DF-TRUC, the
+    /// chosen copy for DF-MAN).
+    Data,
+    /// `mask`: MAG-aware BDI: the bitmask of the stored bytes (value 0
+    /// first); DPC: the critical-sector mask.
+    Mask,
+    // ---- MAG-aware BDI ----
+    /// `sizes[i].<field>`: the compressor unit of size `i`.
+    Size { index: usize, field: SizeField },
+    /// `encoding`: the chosen encoding.
+    Encoding,
+    /// `base`: the non-zero base of the stored bytes.
+    Base,
+    // ---- DPC ----
+    /// `es`: the encoding status (bit i: group i is uniform).
+    Es,
+    /// `ones`: bit i: group i is all ones.
+    Ones,
+    /// `npc`: the number of critical sectors.
+    Npc,
+    /// `manipulated`: DF-MAN codes the zero-filled copy.
+    Manipulated,
+    /// `orig.<field>`, `man.<field>`: one DF-MAN copy.
+    Copy { copy: DfManCopy, field: CopyField },
+    /// `segments`: the segments coded.
+    Segments,
+    /// `raw_len`: the bits of the raw payload.
+    RawLen,
+    /// `coded_len`: the bits of the coded payload (ES + ED).
+    CodedLen,
+    /// `compressed`: the flag C (the coded payload is shorter).
+    Compressed,
+    /// `flag`: the flag C read from the input.
+    Flag,
+    /// `expected_len`: the packet length the input's header implies.
+    ExpectedLen,
+}
+
+/// A mirror text that names no golden trace field.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{text}` is not a golden trace field ({reason}; the fields are listed in docs/hw/cosim.md)"
+)]
+pub struct MirrorError {
+    pub text: String,
+    pub reason: String,
+}
+
+impl Mirror {
+    /// The fields without an index or sub-field, with their names.
+    const PLAIN: [(Mirror, &'static str); 34] = [
+        (Mirror::IsZeroBlock, "is_zero_block"),
+        (Mirror::IsSameWords, "is_same_words"),
+        (Mirror::BestPredictor, "best_predictor"),
+        (Mirror::ChoiceId, "choice_id"),
+        (Mirror::SelectedId, "selected_id"),
+        (Mirror::OutputPayload, "output.payload"),
+        (Mirror::OutputPayloadPairs, "output.payload.pairs"),
+        (Mirror::OutputBits, "output.bits"),
+        (Mirror::OutputLen, "output.len"),
+        (Mirror::OutputModel, "output.model"),
+        (Mirror::Header, "header"),
+        (Mirror::ModelId, "model_id"),
+        (Mirror::Symbols, "symbols"),
+        (Mirror::Used, "used"),
+        (Mirror::Xored, "xored"),
+        (Mirror::Planes, "planes"),
+        (Mirror::Residue, "residue"),
+        (Mirror::Block, "block"),
+        (Mirror::Error, "error"),
+        (Mirror::Len, "len"),
+        (Mirror::Data, "data"),
+        (Mirror::Mask, "mask"),
+        (Mirror::Encoding, "encoding"),
+        (Mirror::Base, "base"),
+        (Mirror::Es, "es"),
+        (Mirror::Ones, "ones"),
+        (Mirror::Npc, "npc"),
+        (Mirror::Manipulated, "manipulated"),
+        (Mirror::Segments, "segments"),
+        (Mirror::RawLen, "raw_len"),
+        (Mirror::CodedLen, "coded_len"),
+        (Mirror::Compressed, "compressed"),
+        (Mirror::Flag, "flag"),
+        (Mirror::ExpectedLen, "expected_len"),
+    ];
+}
+
+impl std::fmt::Display for Mirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mirror::Candidate { index, field } => {
+                write!(f, "candidates[{index}].{}", field.name())
+            }
+            Mirror::Chosen(field) => write!(f, "chosen.{}", field.name()),
+            Mirror::Plane(q) => write!(f, "planes[{q}]"),
+            Mirror::Size { index, field } => write!(f, "sizes[{index}].{}", field.name()),
+            Mirror::Copy { copy, field } => write!(f, "{}.{}", copy.name(), field.name()),
+            plain => f.write_str(
+                Mirror::PLAIN
+                    .iter()
+                    .find(|(m, _)| m == plain)
+                    .map_or("", |(_, n)| n),
+            ),
+        }
+    }
+}
+
+/// `prefix[<index>]<rest>` as (index, rest); the index in canonical
+/// decimal (no sign, no leading zero), so that the text reads back as it
+/// was written.
+fn indexed<'a>(text: &'a str, prefix: &str) -> Option<Result<(usize, &'a str), String>> {
+    let rest = text.strip_prefix(prefix)?.strip_prefix('[')?;
+    let Some((digits, rest)) = rest.split_once(']') else {
+        return Some(Err("no `]` after the index".to_string()));
+    };
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    Some(match digits.parse::<usize>() {
+        Ok(i) if canonical => Ok((i, rest)),
+        _ => Err(format!("index `{digits}` is not a whole number")),
+    })
+}
+
+impl std::str::FromStr for Mirror {
+    type Err = MirrorError;
+
+    fn from_str(text: &str) -> Result<Mirror, MirrorError> {
+        let err = |reason: String| MirrorError {
+            text: text.to_string(),
+            reason,
+        };
+        if let Some(&(m, _)) = Mirror::PLAIN.iter().find(|(_, n)| *n == text) {
+            return Ok(m);
+        }
+        if let Some(r) = indexed(text, "candidates") {
+            let (index, rest) = r.map_err(err)?;
+            let field = rest
+                .strip_prefix('.')
+                .and_then(CandidateField::parse)
+                .ok_or_else(|| err(format!("`{rest}` is not a field of a predictor's path")))?;
+            return Ok(Mirror::Candidate { index, field });
+        }
+        if let Some(rest) = text.strip_prefix("chosen.") {
+            let field = CandidateField::parse(rest)
+                .ok_or_else(|| err(format!("`{rest}` is not a field of a predictor's path")))?;
+            return Ok(Mirror::Chosen(field));
+        }
+        if let Some(r) = indexed(text, "planes") {
+            let (q, rest) = r.map_err(err)?;
+            if !rest.is_empty() {
+                return Err(err(format!("`{rest}` after `planes[{q}]`")));
+            }
+            return Ok(Mirror::Plane(q));
+        }
+        if let Some(r) = indexed(text, "sizes") {
+            let (index, rest) = r.map_err(err)?;
+            let field = rest
+                .strip_prefix('.')
+                .and_then(SizeField::parse)
+                .ok_or_else(|| err(format!("`{rest}` is not a field of a compressor unit")))?;
+            return Ok(Mirror::Size { index, field });
+        }
+        for copy in [DfManCopy::Original, DfManCopy::ZeroFilled] {
+            if let Some(rest) = text
+                .strip_prefix(copy.name())
+                .and_then(|r| r.strip_prefix('.'))
+            {
+                let field = CopyField::parse(rest)
+                    .ok_or_else(|| err(format!("`{rest}` is not a field of a DF-MAN copy")))?;
+                return Ok(Mirror::Copy { copy, field });
+            }
+        }
+        Err(err("unknown name".to_string()))
+    }
+}
+
+impl TryFrom<String> for Mirror {
+    type Error = MirrorError;
+    fn try_from(s: String) -> Result<Mirror, MirrorError> {
+        s.parse()
+    }
+}
+
+impl From<Mirror> for String {
+    fn from(m: Mirror) -> String {
+        m.to_string()
+    }
 }

@@ -2,8 +2,10 @@
 //! the stage probes the generator published (pipeline registers and named
 //! stage logic, `params.json`) by name and compare them with the golden
 //! trace, stage by stage; rerun the failing shard with a VCD window around
-//! the failure; write GTKWave save files that group the signals by stage.
-//! The probes and the trace fields they mirror are in docs/hw/cosim.md.
+//! the failure; write GTKWave save files that group the signals by the
+//! stages of the unit descriptions. The MAG-aware BDI and DPC units are
+//! located the same way by [`stream`]. The probes and the trace fields they
+//! mirror are in docs/hw/cosim.md.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,8 @@ use golden::mpc::select::{self, Choice};
 use golden::mpc::{
     reference, CustomModels, ModelKind, ModelSet, BLOCK_BYTES, MAX_BLOCK_BYTES, PLANES, SYMBOLS,
 };
-use hdl::mpc::probes::{ProbeKind, StageProbe, When};
+use hdl::circuits::Pipeline;
+use hdl::unit::{CandidateField, Mirror, ProbeKind, StageProbe, UnitDescription, When};
 
 use crate::compare::{self, Expect, Inputs};
 use crate::output;
@@ -22,6 +25,8 @@ use crate::sim::{self, RunFiles, RunOptions, SimError};
 use crate::vcd::{bits_to_hex, Vcd};
 use crate::vectors::{self, Block, CompVector, DecompVector};
 use crate::{Simulator, Unit};
+
+pub mod stream;
 
 /// Locating problems.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +68,12 @@ pub enum LocateError {
     },
     #[error("the stage probes of {set} cannot be built: {message}")]
     Probes { set: String, message: String },
+    #[error(transparent)]
+    Stream(#[from] crate::stream_unit::StreamError),
+    /// The golden model refuses the failing input, or the unit cannot be
+    /// emitted again.
+    #[error("{unit}: {message}")]
+    Golden { unit: String, message: String },
 }
 
 // ---- bit strings (MSB first) of the trace fields --------------------------------
@@ -109,14 +120,49 @@ pub fn bus_bits(bytes: &[u8; MAX_BLOCK_BYTES], width: u32) -> String {
         .collect()
 }
 
+/// Bytes in the block layout (byte `i` at `[8i+7:8i]`), any length.
+pub fn bytes_bits(b: &[u8]) -> String {
+    b.iter().rev().map(|x| format!("{x:08b}")).collect()
+}
+
+/// Flags as a number: entry `j` at bit `j`.
+pub fn flag_bits(flags: &[bool]) -> String {
+    flags
+        .iter()
+        .rev()
+        .map(|&f| if f { '1' } else { '0' })
+        .collect()
+}
+
+/// The first `len` bits of an MSB-first bit string left-aligned in a
+/// `width`-bit bus (bit string bit 0 at the bus MSB), zero below.
+pub fn left_aligned_bits(bytes: &[u8], len: usize, width: u32) -> String {
+    (0..width as usize)
+        .map(|k| {
+            if k < len
+                && bytes
+                    .get(k / 8)
+                    .is_some_and(|b| (b >> (7 - k % 8)) & 1 == 1)
+            {
+                '1'
+            } else {
+                '0'
+            }
+        })
+        .collect()
+}
+
 // ---- probes ---------------------------------------------------------------
 
 /// How a probe's expected value is checked.
 #[derive(Clone, Debug)]
-enum Check {
+pub enum Check {
     /// Equal to these bits (MSB first; shorter/longer registers are
     /// compared on the low bits).
     Bits(String),
+    /// The low bits of the signal equal these (MSB first); the bits above
+    /// are not compared (a register only partly defined for this input).
+    LowBits(String),
     /// The code slots of the probe, each cut to its length in the sibling
     /// slot-length register and concatenated, = these payload bits.
     /// The register holds `fields` equal fields, each left-aligned, and
@@ -195,73 +241,74 @@ impl CompGolden {
         }
         let w = p.width;
         let t = &self.t;
-        let unknown = || format!("unknown golden trace field `{}`", p.mirrors);
         let bits = |s: String| Ok(Some(Check::Bits(s)));
-        let candidate = |i: usize, field: &str| -> Result<Option<Check>, String> {
+        let candidate = |i: usize, field: CandidateField| -> Result<Option<Check>, String> {
             let c = t
                 .candidates
                 .get(i)
                 .ok_or_else(|| format!("no candidate {i} in the golden trace"))?;
             match field {
-                "pred" => bits(block_bits(&c.pred)),
-                "residue" => bits(block_bits(&c.residue)),
-                "planes" => bits(plane_bits(&c.planes)),
-                "xored" => bits(plane_bits(&c.xored)),
-                "symbols" => bits(symbol_bits(&c.symbols)),
-                "score.zero_mask" => bits(number_bits(c.score.zero_mask as u64, w)),
-                "score.longest_zero_run" => bits(number_bits(c.score.longest_zero_run as u64, w)),
+                CandidateField::Pred => bits(block_bits(&c.pred)),
+                CandidateField::Residue => bits(block_bits(&c.residue)),
+                CandidateField::Planes => bits(plane_bits(&c.planes)),
+                CandidateField::Xored => bits(plane_bits(&c.xored)),
+                CandidateField::Symbols => bits(symbol_bits(&c.symbols)),
+                CandidateField::ZeroMask => bits(number_bits(c.score.zero_mask as u64, w)),
+                CandidateField::LongestZeroRun => {
+                    bits(number_bits(c.score.longest_zero_run as u64, w))
+                }
                 // bit k-1 set when the value is at least k
-                "score.longest_zero_run.thermometer" => {
+                CandidateField::LongestZeroRunThermometer => {
                     bits(number_bits((1u64 << c.score.longest_zero_run) - 1, w))
                 }
-                "score.zero_count.thermometer" => {
+                CandidateField::ZeroCountThermometer => {
                     bits(number_bits((1u64 << c.score.zero_count) - 1, w))
                 }
-                "score.zero_count" => bits(number_bits(c.score.zero_count as u64, w)),
-                "score.code_bits" => bits(number_bits(c.score.code_bits as u64, w)),
-                _ => Err(unknown()),
+                CandidateField::ZeroCount => bits(number_bits(c.score.zero_count as u64, w)),
+                CandidateField::CodeBits => bits(number_bits(c.score.code_bits as u64, w)),
             }
         };
-        if let Some(rest) = p.mirrors.strip_prefix("candidates[") {
-            let (i, field) = rest.split_once("].").ok_or_else(unknown)?;
-            let i: usize = i.parse().map_err(|_| unknown())?;
-            return candidate(i, field);
-        }
-        if let Some(field) = p.mirrors.strip_prefix("chosen.") {
-            let i = chosen.ok_or_else(|| {
-                format!(
-                    "`{}` has no golden value when no predictor is chosen (when: predictor)",
-                    p.mirrors
-                )
-            })?;
-            return candidate(i, field);
-        }
         let h = set.header_bits();
-        match p.mirrors.as_str() {
-            "is_zero_block" => bits(number_bits(t.is_zero_block as u64, w)),
-            "is_same_words" => bits(number_bits(t.is_same_words as u64, w)),
-            "best_predictor" => bits(number_bits(self.best as u64, w)),
-            "choice_id" => bits(number_bits(self.choice_id as u64, w)),
-            "block" => bits(block_bits(&t.block)),
-            "selected_id" => bits(number_bits(t.selected_id as u64, w)),
-            "output.payload" | "output.payload.pairs" => Ok(Some(Check::Payload {
+        match p.mirrors {
+            Mirror::Candidate { index, field } => candidate(index, field),
+            Mirror::Chosen(field) => {
+                let i = chosen.ok_or_else(|| {
+                    format!(
+                        "`{}` has no golden value when no predictor is chosen (when: predictor)",
+                        p.mirrors
+                    )
+                })?;
+                candidate(i, field)
+            }
+            Mirror::IsZeroBlock => bits(number_bits(t.is_zero_block as u64, w)),
+            Mirror::IsSameWords => bits(number_bits(t.is_same_words as u64, w)),
+            Mirror::BestPredictor => bits(number_bits(self.best as u64, w)),
+            Mirror::ChoiceId => bits(number_bits(self.choice_id as u64, w)),
+            Mirror::Block => bits(block_bits(&t.block)),
+            Mirror::SelectedId => bits(number_bits(t.selected_id as u64, w)),
+            Mirror::OutputPayload | Mirror::OutputPayloadPairs => Ok(Some(Check::Payload {
                 bits: t.output.bit_string()[h as usize..].to_string(),
                 lens_reg: p
                     .with
                     .clone()
                     .ok_or("`output.payload` needs the slot lengths (`with`)")?,
-                fields: if p.mirrors.ends_with(".pairs") {
+                fields: if p.mirrors == Mirror::OutputPayloadPairs {
                     SYMBOLS / 2
                 } else {
                     SYMBOLS
                 },
             })),
-            "output.bits" => bits(bus_bits(&t.output.bytes, w)),
-            "output.len" => bits(number_bits(t.output.len as u64, w)),
-            "output.model" => bits(number_bits(t.output.model as u64, w)),
-            _ => Err(unknown()),
+            Mirror::OutputBits => bits(bus_bits(&t.output.bytes, w)),
+            Mirror::OutputLen => bits(number_bits(t.output.len as u64, w)),
+            Mirror::OutputModel => bits(number_bits(t.output.model as u64, w)),
+            other => Err(not_in_trace(other, "MPC compressor")),
         }
     }
+}
+
+/// The problem of a probe mirroring a field the unit's golden trace lacks.
+pub(crate) fn not_in_trace(m: Mirror, trace: &str) -> String {
+    format!("`{m}` is not a field of the {trace}'s golden trace (docs/hw/cosim.md)")
 }
 
 /// What the golden model says about a compressed input.
@@ -299,11 +346,11 @@ impl DecompGolden {
         let w = p.width;
         let bits = |s: String| Ok(Some(Check::Bits(s)));
         // fields with a value whether or not the golden model accepts
-        match p.mirrors.as_str() {
-            "header" => return bits(number_bits(self.header as u64, w)),
-            "error" => return bits(number_bits(ok.is_none() as u64, w)),
-            "len" => return bits(number_bits(self.len as u64, w)),
-            "block" => {
+        match p.mirrors {
+            Mirror::Header => return bits(number_bits(self.header as u64, w)),
+            Mirror::Error => return bits(number_bits(ok.is_none() as u64, w)),
+            Mirror::Len => return bits(number_bits(self.len as u64, w)),
+            Mirror::Block => {
                 return bits(ok.map_or_else(|| "0".repeat(256), |t| block_bits(&t.block)));
             }
             _ => {}
@@ -315,15 +362,15 @@ impl DecompGolden {
             )
         })?;
         let h = set.header_bits() as u64;
-        match (p.mirrors.as_str(), &p.with) {
-            ("model_id", _) => bits(number_bits(t.model_id as u64, w)),
-            ("symbols", None) => bits(symbol_bits(&t.symbols)),
-            ("symbols", Some(index)) => Ok(Some(Check::SymbolPrefix {
+        match (p.mirrors, &p.with) {
+            (Mirror::ModelId, _) => bits(number_bits(t.model_id as u64, w)),
+            (Mirror::Symbols, None) => bits(symbol_bits(&t.symbols)),
+            (Mirror::Symbols, Some(index)) => Ok(Some(Check::SymbolPrefix {
                 symbols: t.symbols,
                 index_reg: index.clone(),
             })),
-            ("used", None) => bits(number_bits(t.used as u64, w)),
-            ("used", Some(index)) => {
+            (Mirror::Used, None) => bits(number_bits(t.used as u64, w)),
+            (Mirror::Used, Some(index)) => {
                 // bits used after each code, by the number of symbols decoded
                 let mut used_by_index = vec![None; SYMBOLS + 1];
                 let mut m = 0usize;
@@ -341,18 +388,17 @@ impl DecompGolden {
                     index_reg: index.clone(),
                 }))
             }
-            ("xored", _) => bits(plane_bits(&t.xored)),
-            ("planes", _) => bits(plane_bits(&t.planes)),
-            ("residue", _) => bits(block_bits(&t.residue)),
-            (f, _) => {
-                let q = f
-                    .strip_prefix("planes[")
-                    .and_then(|r| r.strip_suffix(']'))
-                    .and_then(|q| q.parse::<usize>().ok())
-                    .filter(|&q| q < PLANES)
-                    .ok_or_else(|| format!("unknown golden trace field `{f}`"))?;
-                bits(number_bits(t.planes[q] as u64, w))
+            (Mirror::Xored, _) => bits(plane_bits(&t.xored)),
+            (Mirror::Planes, _) => bits(plane_bits(&t.planes)),
+            (Mirror::Residue, _) => bits(block_bits(&t.residue)),
+            (Mirror::Plane(q), _) => {
+                let plane = t
+                    .planes
+                    .get(q)
+                    .ok_or_else(|| format!("no plane {q} in the golden trace ({PLANES} planes)"))?;
+                bits(number_bits(*plane as u64, w))
             }
+            (other, _) => Err(not_in_trace(other, "MPC decompressor")),
         }
     }
 }
@@ -445,12 +491,13 @@ impl std::fmt::Display for Location {
     }
 }
 
-/// Clock period and the time `scope`'s `s1_valid` first rises after reset.
-fn timing(vcd: &Vcd, scope: &[&str]) -> Option<(u64, u64)> {
-    let clk = vcd.find(&["mpc_tb"], "clk")?;
+/// Clock period (from `clk` of the testbench `tb`) and the time `scope`'s
+/// stage-1 valid flag `valid1` first rises after reset.
+fn timing(vcd: &Vcd, tb: &str, scope: &[&str], valid1: &str) -> Option<(u64, u64)> {
+    let clk = vcd.find(&[tb], "clk")?;
     let rises = vcd.rises(clk, "1");
     let period = rises.windows(2).map(|w| w[1] - w[0]).min()?;
-    let v = vcd.find(scope, "s1_valid")?;
+    let v = vcd.find(scope, valid1)?;
     let t1 = *vcd.rises(v, "1").first()?;
     Some((period, t1))
 }
@@ -463,77 +510,40 @@ fn compare_bits(want: &str, got: &str) -> bool {
     wl == gl && wh.chars().all(|c| c == '0') && gh.chars().all(|c| c == '0')
 }
 
-/// Check `probes` of the design in `scope` against the VCD. Every probe,
-/// its sibling and the stage valid registers must be in the VCD: a
-/// missing one is an error naming the probe and the unit.
-#[allow(clippy::too_many_arguments)]
-fn check_scope(
-    vcd: &Vcd,
-    vcd_path: &Path,
-    scope: &[&str],
+/// The valid flag of stage `stage` of `unit`: the pipeline's flag of that
+/// stage (`Pipeline::reg_name(stage, "valid")`), which the description
+/// must list among its control signals.
+pub fn stage_valid(unit: &UnitDescription, stage: usize) -> Option<String> {
+    let name = Pipeline::reg_name(stage, "valid");
+    unit.is_control(&name).then_some(name)
+}
+
+/// The signals of a unit a comparison reads, by name: `value(name, stage,
+/// logic)` is the value of `name` (MSB first, `x` where unknown) when stage
+/// `stage`'s logic computes the block (`logic`) or when its registers hold
+/// it; `valid(stage)` the stage's valid flag then, with its name (`None`
+/// when it has none).
+pub struct Sampler<'a> {
+    pub value: &'a dyn Fn(&str, usize, bool) -> String,
+    pub valid: &'a dyn Fn(usize) -> Option<(String, String)>,
+}
+
+/// Compare the probes of one unit (`label`, e.g. `compressor` or
+/// `dpc_man_compressor`) with their golden values (`expect`: `Ok(None)`
+/// when a probe is not compared for this input, `Err` when the golden trace
+/// has no such field) on the values `sample` reads; each differing probe
+/// is added to `loc.diffs` (in pipeline order, from `order_base`).
+pub fn compare_probes(
     label: &str,
     order_base: usize,
     probes: &[StageProbe],
-    golden: &Golden,
-    set: &ModelSet,
+    expect: &dyn Fn(&StageProbe) -> Result<Option<Check>, String>,
+    sample: &Sampler<'_>,
     loc: &mut Location,
 ) -> Result<(), LocateError> {
-    let find = |signal: &str, needed_for: String| {
-        vcd.find(scope, signal)
-            .ok_or_else(|| LocateError::MissingSignal {
-                unit: label.to_string(),
-                signal: signal.to_string(),
-                needed_for,
-                vcd: vcd_path.to_path_buf(),
-            })
-    };
-    // every claimed signal must exist, whether or not this block compares it
+    let value = sample.value;
     for p in probes {
-        let what = format!("stage-{} probe of golden {}", p.stage, p.mirrors);
-        let var = find(&p.name, what.clone())?;
-        if var.width != p.width {
-            return Err(LocateError::Probe {
-                unit: label.to_string(),
-                probe: p.name.clone(),
-                problem: format!(
-                    "{} bits in the VCD but {} bits in the generator's probe list",
-                    var.width, p.width
-                ),
-            });
-        }
-        if let Some(w) = &p.with {
-            find(w, format!("needed to compare `{}`", p.name))?;
-        }
-        if p.kind == ProbeKind::Register {
-            find(
-                &format!("s{}_valid", p.stage),
-                format!("the valid flag of stage {}", p.stage),
-            )?;
-        }
-    }
-    find("s1_valid", "the valid flag of stage 1".to_string())?;
-    let Some((period, t1)) = timing(vcd, scope) else {
-        loc.notes.push(format!(
-            "{label}: no clk or s1_valid rise in the VCD; stage signals not compared"
-        ));
-        return Ok(());
-    };
-    let value = |name: &str, stage: usize, logic: bool| -> String {
-        let Some(var) = vcd.find(scope, name) else {
-            return String::new();
-        };
-        let edge = t1 + (stage as u64 - 1) * period;
-        let t = if logic {
-            edge - period / 2
-        } else {
-            edge + period / 2
-        };
-        // no value yet: unknown
-        vcd.value_at(var, t)
-            .unwrap_or_else(|| "x".repeat(var.width as usize))
-    };
-    for p in probes {
-        let check = golden.check(p, set).map_err(|problem| LocateError::Probe {
+        let check = expect(p).map_err(|problem| LocateError::Probe {
             unit: label.to_string(),
             probe: p.name.clone(),
             problem,
@@ -541,11 +551,15 @@ fn check_scope(
         let Some(check) = check else { continue };
         let logic = p.kind == ProbeKind::Logic;
         let got = value(&p.name, p.stage, logic);
-        if !logic && value(&format!("s{}_valid", p.stage), p.stage, false) != "1" {
-            loc.notes.push(format!(
-                "{label}: s{}_valid is not 1 when {} should hold the block",
-                p.stage, p.name
-            ));
+        if !logic {
+            if let Some((flag, v)) = (sample.valid)(p.stage) {
+                if v != "1" {
+                    loc.notes.push(format!(
+                        "{label}: {flag} is not 1 when {} should hold the block",
+                        p.name
+                    ));
+                }
+            }
         }
         let stage = format!(
             "{label} stage {} {}",
@@ -567,6 +581,15 @@ fn check_scope(
                     compare_bits(want, &got),
                     bits_to_hex(shown),
                     bits_to_hex(&got),
+                )
+            }
+            Check::LowBits(want) => {
+                let n = want.len().min(got.len());
+                let low = &got[got.len() - n..];
+                (
+                    want.len() <= got.len() && low == want,
+                    format!("{} (low {} bits)", bits_to_hex(want), want.len()),
+                    format!("{} (low {} bits)", bits_to_hex(low), n),
                 )
             }
             Check::Payload {
@@ -638,7 +661,7 @@ fn check_scope(
                 order: order_base + 2 * p.stage + (!logic) as usize,
                 stage,
                 signal: p.name.clone(),
-                meaning: p.mirrors.clone(),
+                meaning: p.mirrors.to_string(),
                 expected,
                 actual,
             });
@@ -647,19 +670,154 @@ fn check_scope(
     Ok(())
 }
 
+/// Check the probes of `unit` (the design in `scope` of the VCD, under
+/// the testbench `tb`) against the VCD. Every probe, its sibling and the
+/// valid flags of the stages must be in the VCD: a missing one is an
+/// error naming the signal and the unit.
+#[allow(clippy::too_many_arguments)]
+fn check_scope(
+    vcd: &Vcd,
+    vcd_path: &Path,
+    tb: &str,
+    scope: &[&str],
+    label: &str,
+    order_base: usize,
+    unit: &UnitDescription,
+    expect: &dyn Fn(&StageProbe) -> Result<Option<Check>, String>,
+    loc: &mut Location,
+) -> Result<(), LocateError> {
+    let find = |signal: &str, needed_for: String| {
+        vcd.find(scope, signal)
+            .ok_or_else(|| LocateError::MissingSignal {
+                unit: label.to_string(),
+                signal: signal.to_string(),
+                needed_for,
+                vcd: vcd_path.to_path_buf(),
+            })
+    };
+    let valid_of = |stage: usize| {
+        stage_valid(unit, stage).ok_or_else(|| LocateError::Probe {
+            unit: label.to_string(),
+            probe: format!("stage {stage}"),
+            problem: format!(
+                "the unit description lists no valid flag `{}` among its control signals",
+                Pipeline::reg_name(stage, "valid")
+            ),
+        })
+    };
+    for s in &unit.stages {
+        find(
+            &valid_of(s.stage)?,
+            format!("the valid flag of stage {}", s.stage),
+        )?;
+    }
+    // every claimed signal must exist, whether or not this block compares it
+    for p in &unit.probes {
+        let what = format!("stage-{} probe of golden {}", p.stage, p.mirrors);
+        let var = find(&p.name, what.clone())?;
+        if var.width != p.width {
+            return Err(LocateError::Probe {
+                unit: label.to_string(),
+                probe: p.name.clone(),
+                problem: format!(
+                    "{} bits in the VCD but {} bits in the generator's probe list",
+                    var.width, p.width
+                ),
+            });
+        }
+        if let Some(w) = &p.with {
+            find(w, format!("needed to compare `{}`", p.name))?;
+        }
+        if p.kind == ProbeKind::Register {
+            find(
+                &valid_of(p.stage)?,
+                format!("the valid flag of stage {}", p.stage),
+            )?;
+        }
+    }
+    let valid1 = valid_of(1)?;
+    find(&valid1, "the valid flag of stage 1".to_string())?;
+    let Some((period, t1)) = timing(vcd, tb, scope, &valid1) else {
+        loc.notes.push(format!(
+            "{label}: no clk or {valid1} rise in the VCD; stage signals not compared"
+        ));
+        return Ok(());
+    };
+    let value = |name: &str, stage: usize, logic: bool| -> String {
+        let Some(var) = vcd.find(scope, name) else {
+            return String::new();
+        };
+        let edge = t1 + (stage as u64 - 1) * period;
+        let t = if logic {
+            edge - period / 2
+        } else {
+            edge + period / 2
+        };
+        // no value yet: unknown
+        vcd.value_at(var, t)
+            .unwrap_or_else(|| "x".repeat(var.width as usize))
+    };
+    let valid = |stage: usize| {
+        stage_valid(unit, stage).map(|flag| {
+            let v = value(&flag, stage, false);
+            (flag, v)
+        })
+    };
+    compare_probes(
+        label,
+        order_base,
+        &unit.probes,
+        expect,
+        &Sampler {
+            value: &value,
+            valid: &valid,
+        },
+        loc,
+    )
+}
+
 // ---- GTKWave save files ------------------------------------------------------------
 
-/// A `.gtkw` that opens `vcd` with the testbench handshake signals and each
-/// unit's signals grouped by stage (`s<k>_*`, then the rest).
-pub fn write_gtkw(vcd_path: &Path, vcd: &Vcd, out: &Path) -> Result<(), LocateError> {
+/// One unit of a GTKWave save file: the VCD scope it is in (`dut`,
+/// `comp`, `dec`) and its description.
+pub struct GtkwUnit<'a> {
+    pub scope: &'a str,
+    pub unit: &'a UnitDescription,
+}
+
+fn gtkw_trace(s: &mut String, v: &crate::vcd::Var) {
+    let _ = writeln!(s, "@{}\n{}", if v.width == 1 { 28 } else { 22 }, v.path());
+}
+
+fn gtkw_group(s: &mut String, title: &str, vars: &[&crate::vcd::Var]) {
+    if vars.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "@800200\n-{title}");
+    for v in vars {
+        gtkw_trace(s, v);
+    }
+    let _ = writeln!(s, "@1000200\n-{title}");
+}
+
+/// A `.gtkw` that opens `vcd` with the handshake signals of the testbench
+/// `tb`, then each unit's signals grouped by the stages of its description
+/// (each stage: its valid flag and enable, its data registers, the probe
+/// wires of its logic), then its ports.
+pub fn write_stage_gtkw(
+    vcd_path: &Path,
+    vcd: &Vcd,
+    tb: &str,
+    units: &[GtkwUnit<'_>],
+    out: &Path,
+) -> Result<(), LocateError> {
     let mut s = String::new();
     let abs = vcd_path
         .canonicalize()
         .unwrap_or_else(|_| vcd_path.to_path_buf());
     let _ = writeln!(s, "[dumpfile] \"{}\"", abs.display());
     let _ = writeln!(s, "[timestart] 0\n[size] 1600 1000\n[sst_expanded] 1");
-    let _ = writeln!(s, "@800200\n-testbench");
-    for name in [
+    let handshake: Vec<_> = [
         "clk",
         "rst",
         "in_valid",
@@ -668,47 +826,108 @@ pub fn write_gtkw(vcd_path: &Path, vcd: &Vcd, out: &Path) -> Result<(), LocateEr
         "out_ready",
         "cyc",
         "n_out",
-    ] {
-        if let Some(v) = vcd.find(&["mpc_tb"], name) {
-            let _ = writeln!(s, "@{}\n{}", if v.width == 1 { 28 } else { 22 }, v.path());
-        }
-    }
-    let _ = writeln!(s, "@1000200\n-testbench");
-    for unit in ["dut", "comp", "dec"] {
-        let vars: Vec<_> = vcd
-            .vars
-            .iter()
-            .filter(|v| v.scope.last().is_some_and(|s| s == unit))
-            .collect();
-        if vars.is_empty() {
-            continue;
-        }
-        let stages = (1..=8).filter(|k| vars.iter().any(|v| v.name.starts_with(&format!("s{k}_"))));
-        for k in stages {
-            let g = format!("{unit} stage {k}");
-            let _ = writeln!(s, "@800200\n-{g}");
-            for v in vars
+    ]
+    .iter()
+    .filter_map(|name| vcd.find(&[tb], name))
+    .collect();
+    gtkw_group(&mut s, "testbench", &handshake);
+    for u in units {
+        let scope = [tb, u.scope];
+        let d = u.unit;
+        for st in &d.stages {
+            let k = st.stage;
+            let control = [
+                Pipeline::reg_name(k, "valid"),
+                Pipeline::reg_name(k, "enable"),
+            ];
+            let names = control
                 .iter()
-                .filter(|v| v.name.starts_with(&format!("s{k}_")))
-            {
-                let _ = writeln!(s, "@{}\n{}", if v.width == 1 { 28 } else { 22 }, v.path());
-            }
-            let _ = writeln!(s, "@1000200\n-{g}");
+                .filter(|c| d.is_control(c))
+                .chain(st.registers.iter())
+                .chain(
+                    d.probes
+                        .iter()
+                        .filter(|p| p.stage == k && p.kind == ProbeKind::Logic)
+                        .map(|p| &p.name),
+                );
+            let vars: Vec<_> = names.filter_map(|n| vcd.find(&scope, n)).collect();
+            gtkw_group(&mut s, &format!("{} {}", u.scope, st.title), &vars);
         }
-        let g = format!("{unit} ports");
-        let _ = writeln!(s, "@800200\n-{g}");
-        for v in vars
+        let ports: Vec<_> = d
+            .ports
             .iter()
-            .filter(|v| v.name.starts_with("in_") || v.name.starts_with("out_"))
-        {
-            let _ = writeln!(s, "@{}\n{}", if v.width == 1 { 28 } else { 22 }, v.path());
-        }
-        let _ = writeln!(s, "@1000200\n-{g}");
+            .filter_map(|p| vcd.find(&scope, &p.name))
+            .collect();
+        gtkw_group(&mut s, &format!("{} ports", u.scope), &ports);
     }
     std::fs::write(out, s).map_err(|source| LocateError::Io {
         path: out.to_path_buf(),
         source,
     })
+}
+
+/// [`write_stage_gtkw`] for a dump of the MPC testbench (`mpc_tb`) whose
+/// unit descriptions are not at hand: each unit scope (`dut`, `comp`,
+/// `dec`) is grouped by the stages whose valid flags the VCD holds
+/// (`s1_valid`, `s2_valid`, ... as far as they go), each with the
+/// signals of that stage's register prefix, then its ports.
+pub fn write_gtkw(vcd_path: &Path, vcd: &Vcd, out: &Path) -> Result<(), LocateError> {
+    let mut units = Vec::new();
+    for scope in ["dut", "comp", "dec"] {
+        let path = ["mpc_tb", scope];
+        let vars: Vec<_> = vcd
+            .vars_in(&path)
+            .filter(|v| v.scope.last().is_some_and(|s| s == scope))
+            .collect();
+        if vars.is_empty() {
+            continue;
+        }
+        let mut stages = Vec::new();
+        let mut control = Vec::new();
+        for k in 1.. {
+            let valid = Pipeline::reg_name(k, "valid");
+            if vcd.find(&path, &valid).is_none() {
+                break;
+            }
+            let prefix = Pipeline::reg_name(k, "");
+            control.push(valid.clone());
+            control.push(Pipeline::reg_name(k, "enable"));
+            stages.push(hdl::unit::StageDesc {
+                stage: k,
+                title: format!("stage {k}"),
+                registers: vars
+                    .iter()
+                    .filter(|v| v.name.starts_with(&prefix) && v.name != valid)
+                    .map(|v| v.name.clone())
+                    .collect(),
+            });
+        }
+        let ports = vars
+            .iter()
+            .filter(|v| v.name.starts_with("in_") || v.name.starts_with("out_"))
+            .map(|v| hdl::unit::PortDesc {
+                name: v.name.clone(),
+                dir: hdl::unit::Direction::Input,
+                width: v.width,
+            })
+            .collect();
+        units.push((
+            scope,
+            UnitDescription {
+                module: scope.to_string(),
+                latency: stages.len(),
+                ports,
+                control,
+                stages,
+                probes: Vec::new(),
+            },
+        ));
+    }
+    let list: Vec<_> = units
+        .iter()
+        .map(|(scope, unit)| GtkwUnit { scope, unit })
+        .collect();
+    write_stage_gtkw(vcd_path, vcd, "mpc_tb", &list, out)
 }
 
 // ---- the locate procedure --------------------------------------------------------------
@@ -727,6 +946,43 @@ pub struct Context<'a> {
     /// Shard-local cycle the failing output was delivered in, and its latency.
     pub cycle: u64,
     pub latency: u64,
+}
+
+/// The descriptions of both MPC units (compressor, decompressor): the
+/// `units` of the RTL directory's `params.json` when it describes both,
+/// else (with a note) the generator's for the model set at the RTL's
+/// pipeline depths.
+fn mpc_units(
+    rtl: &Rtl,
+    set: &ModelSet,
+    loc: &mut Location,
+) -> Result<(UnitDescription, UnitDescription), LocateError> {
+    let path = rtl.dir.join("params.json");
+    let comp = hdl::Unit::Mpc(hdl::Side::Compressor).module_name();
+    let decomp = hdl::Unit::Mpc(hdl::Side::Decompressor).module_name();
+    if let Ok(units) = hdl::unit::read_units(&path) {
+        let find = |m: &str| units.iter().find(|u| u.module == m).cloned();
+        if let (Some(c), Some(d)) = (find(comp), find(decomp)) {
+            return Ok((c, d));
+        }
+    }
+    loc.notes.push(format!(
+        "{} has no stage probe list (params.json `units` describing both units); comparing the probes the generator emits for model set {}",
+        rtl.dir.display(),
+        set.name
+    ));
+    let err = |e: hdl::ir::IrError| LocateError::Probes {
+        set: set.name.clone(),
+        message: e.to_string(),
+    };
+    Ok((
+        hdl::mpc::compressor::build_staged(set, rtl.params.compressor_latency)
+            .map_err(err)?
+            .1,
+        hdl::mpc::decompressor::build_staged(set, rtl.params.decompressor_latency)
+            .map_err(err)?
+            .1,
+    ))
 }
 
 /// Rerun the failing vector alone with a VCD and compare its stages; then
@@ -831,28 +1087,15 @@ pub fn locate(
         path: vcd_path.clone(),
         source,
     })?;
-    let probes = match &rtl.probes {
-        Some(p) => p.clone(),
-        None => {
-            loc.notes.push(format!(
-                "{} has no stage probe list (params.json `units` describing both units); comparing the probes the generator emits for model set {}",
-                rtl.dir.display(),
-                set.name
-            ));
-            hdl::mpc::stage_probes(set).map_err(|e| LocateError::Probes {
-                set: set.name.clone(),
-                message: e.to_string(),
-            })?
-        }
-    };
+    let (comp_unit, decomp_unit) = mpc_units(rtl, set, &mut loc)?;
     let decomp = |bits: &[u8; MAX_BLOCK_BYTES],
                   len: usize,
                   scope: &[&str],
                   order_base: usize,
                   loc: &mut Location|
      -> Result<(), LocateError> {
-        let g = DecompGolden::new(bits, len, set);
-        if let Err(e) = &g.result {
+        let g = Golden::Decomp(DecompGolden::new(bits, len, set));
+        if let Golden::Decomp(DecompGolden { result: Err(e), .. }) = &g {
             loc.notes.push(format!(
                 "golden rejects the decompressor input ({e}); only the decompressor probes compared for every input (header, error flag, block) are compared"
             ));
@@ -860,46 +1103,60 @@ pub fn locate(
         check_scope(
             &vcd,
             &vcd_path,
+            "mpc_tb",
             scope,
             "decompressor",
             order_base,
-            &probes.decompressor,
-            &Golden::Decomp(g),
-            set,
+            &decomp_unit,
+            &|p| g.check(p, set),
             loc,
         )
     };
+    let mut gtkw_units = Vec::new();
     match failing {
         Failing::Comp(v) => {
-            let scope: &[&str] = if unit == Unit::Loopback {
-                &["mpc_tb", "comp"]
+            let scope = if unit == Unit::Loopback {
+                "comp"
             } else {
-                &["mpc_tb", "dut"]
+                "dut"
             };
+            let g = Golden::Comp(CompGolden::new(&v.block, set));
             check_scope(
                 &vcd,
                 &vcd_path,
-                scope,
+                "mpc_tb",
+                &["mpc_tb", scope],
                 "compressor",
                 0,
-                &probes.compressor,
-                &Golden::Comp(CompGolden::new(&v.block, set)),
-                set,
+                &comp_unit,
+                &|p| g.check(p, set),
                 &mut loc,
             )?;
+            gtkw_units.push(GtkwUnit {
+                scope,
+                unit: &comp_unit,
+            });
             if unit == Unit::Loopback {
                 let c = codec.compress(&v.block);
                 decomp(&c.bytes, c.len as usize, &["mpc_tb", "dec"], 100, &mut loc)?;
+                gtkw_units.push(GtkwUnit {
+                    scope: "dec",
+                    unit: &decomp_unit,
+                });
             }
         }
         Failing::Decomp(v) => {
             decomp(&v.bits, v.len as usize, &["mpc_tb", "dut"], 0, &mut loc)?;
+            gtkw_units.push(GtkwUnit {
+                scope: "dut",
+                unit: &decomp_unit,
+            });
         }
     }
     loc.diffs.sort_by_key(|d| d.order);
     loc.first_stage = loc.diffs.first().map(|d| d.stage.clone());
     let g = out_dir.join("isolated.gtkw");
-    write_gtkw(&vcd_path, &vcd, &g)?;
+    write_stage_gtkw(&vcd_path, &vcd, "mpc_tb", &gtkw_units, &g)?;
     loc.gtkw.push(g);
     if let Some(ctx) = context {
         let from = (ctx.cycle.saturating_sub(ctx.latency)).saturating_sub(16);
@@ -931,7 +1188,7 @@ pub fn locate(
         if let Ok(text) = std::fs::read_to_string(&wvcd) {
             if let Ok(wv) = Vcd::parse(&text) {
                 let g = out_dir.join("window.gtkw");
-                write_gtkw(&wvcd, &wv, &g)?;
+                write_stage_gtkw(&wvcd, &wv, "mpc_tb", &gtkw_units, &g)?;
                 loc.gtkw.push(g);
             }
             loc.window_vcd = Some(wvcd);

@@ -27,6 +27,7 @@ use crate::baselines::{BlockCodec, Compressed, DecodeError, Reader, VecBitWriter
 
 #[cfg(test)]
 mod tests;
+pub mod trace;
 
 const NAME: &str = "DPC";
 

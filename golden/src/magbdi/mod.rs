@@ -23,6 +23,7 @@ use crate::baselines::{BlockCodec, Compressed, ConfigError, DecodeError, Reader,
 
 #[cfg(test)]
 mod tests;
+pub mod trace;
 
 const NAME: &str = "MAG-BDI";
 

@@ -6,7 +6,41 @@
 
 use crate::circuits::{wire, Pipeline};
 use crate::ir::{Expr, IrError, Module, SignalKind};
-pub use crate::unit::{ProbeKind, StageProbe, When};
+pub use crate::unit::{Mirror, MirrorError, ProbeKind, StageProbe, When};
+
+/// What a generator names as the golden trace field of a probe: a
+/// [`Mirror`], or its text (`"candidates[2].pred"`), read when the probe
+/// is recorded.
+pub trait IntoMirror {
+    fn into_mirror(self) -> Result<Mirror, MirrorError>;
+}
+
+impl IntoMirror for Mirror {
+    fn into_mirror(self) -> Result<Mirror, MirrorError> {
+        Ok(self)
+    }
+}
+
+impl IntoMirror for &str {
+    fn into_mirror(self) -> Result<Mirror, MirrorError> {
+        self.parse()
+    }
+}
+
+impl IntoMirror for &String {
+    fn into_mirror(self) -> Result<Mirror, MirrorError> {
+        self.parse()
+    }
+}
+
+/// A probe's mirror that names no golden trace field, as the generator's
+/// error.
+fn mirror_error(name: &str, e: MirrorError) -> IrError {
+    IrError::InvalidIdentifier {
+        name: e.text.clone(),
+        reason: format!("the golden trace field of probe `{name}`: {e}"),
+    }
+}
 
 /// The probe lists of both MPC units.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -29,10 +63,11 @@ impl Probes {
         m: &Module,
         stage: usize,
         name: &str,
-        mirrors: &str,
+        mirrors: impl IntoMirror,
         when: When,
         with: Option<&str>,
     ) -> Result<(), IrError> {
+        let mirrors = mirrors.into_mirror().map_err(|e| mirror_error(name, e))?;
         let sig = m.signal(name).ok_or_else(|| IrError::UnknownSignal {
             name: name.to_string(),
         })?;
@@ -50,7 +85,7 @@ impl Probes {
             stage,
             kind,
             width: sig.width(),
-            mirrors: mirrors.to_string(),
+            mirrors,
             when,
             with: with.map(str::to_string),
         });
@@ -64,7 +99,7 @@ impl Probes {
         stage: usize,
         name: &str,
         e: Expr,
-        mirrors: &str,
+        mirrors: impl IntoMirror,
         when: When,
     ) -> Result<Expr, IrError> {
         let w = wire(m, name, e)?;
@@ -80,7 +115,7 @@ impl Probes {
         m: &Module,
         stage: usize,
         name: &str,
-        mirrors: &str,
+        mirrors: impl IntoMirror,
         when: When,
         with: Option<&str>,
     ) -> Result<(), IrError> {
@@ -105,11 +140,118 @@ impl Probes {
         stage: usize,
         name: &str,
         next: Expr,
-        mirrors: &str,
+        mirrors: impl IntoMirror,
         when: When,
     ) -> Result<Expr, IrError> {
         let r = pipe.reg(m, stage, name, next)?;
         self.record_reg(m, stage, name, mirrors, when, None)?;
         Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unit::{CandidateField, CopyField, DfManCopy, SizeField};
+
+    #[test]
+    fn mirrors_read_back_as_written() {
+        let texts = [
+            "candidates[0].pred",
+            "candidates[12].score.longest_zero_run.thermometer",
+            "candidates[3].score.zero_count.thermometer",
+            "candidates[1].score.code_bits",
+            "chosen.symbols",
+            "chosen.score.code_bits",
+            "output.payload.pairs",
+            "output.bits",
+            "planes[7]",
+            "planes",
+            "model_id",
+            "sizes[2].zero_fit",
+            "sizes[0].data",
+            "orig.es",
+            "man.len",
+            "expected_len",
+            "raw_len",
+        ];
+        for t in texts {
+            let m: Mirror = t.parse().unwrap_or_else(|e| panic!("{t}: {e}"));
+            assert_eq!(m.to_string(), t);
+            let json = serde_json::to_string(&m).expect("json");
+            assert_eq!(json, format!("\"{t}\""));
+            let back: Mirror = serde_json::from_str(&json).expect("json");
+            assert_eq!(back, m);
+        }
+        assert_eq!(
+            "candidates[2].xored".parse::<Mirror>(),
+            Ok(Mirror::Candidate {
+                index: 2,
+                field: CandidateField::Xored
+            })
+        );
+        assert_eq!(
+            "sizes[1].fits".parse::<Mirror>(),
+            Ok(Mirror::Size {
+                index: 1,
+                field: SizeField::Fits
+            })
+        );
+        assert_eq!(
+            "man.data".parse::<Mirror>(),
+            Ok(Mirror::Copy {
+                copy: DfManCopy::ZeroFilled,
+                field: CopyField::Data
+            })
+        );
+    }
+
+    #[test]
+    fn a_bad_mirror_is_an_error_naming_its_text() {
+        for bad in [
+            "candidates[x].pred",
+            "candidates[01].pred",
+            "candidates[1].nothing",
+            "candidates[1",
+            "planes[3].x",
+            "sizes[-1].data",
+            "chosen.",
+            "orig.block",
+            "",
+            "Block",
+        ] {
+            let e = bad.parse::<Mirror>().expect_err(bad);
+            assert_eq!(e.text, bad);
+            assert!(e.to_string().contains(&format!("`{bad}`")), "{e}");
+            let json = format!("\"{bad}\"");
+            let e = serde_json::from_str::<Mirror>(&json).expect_err(bad);
+            assert!(e.to_string().contains(&format!("`{bad}`")), "{e}");
+        }
+    }
+
+    #[test]
+    fn recording_a_probe_with_an_unknown_field_fails() {
+        let mut m = Module::new("t").expect("module");
+        let a = m.input("a", 4).expect("input");
+        let mut probes = Probes::default();
+        let e = probes
+            .wire(
+                &mut m,
+                1,
+                "w",
+                a.expr(),
+                "candidates[0].nothing",
+                When::Always,
+            )
+            .expect_err("unknown field");
+        let text = e.to_string();
+        assert!(
+            text.contains("candidates[0].nothing") && text.contains("`w`"),
+            "{text}"
+        );
+        probes
+            .record(&m, 1, "a", "block", When::Always, None)
+            .expect("a known field");
+        assert_eq!(probes.list[0].mirrors, Mirror::Block);
     }
 }
