@@ -19,7 +19,7 @@
 //!   trees (adders); the custom models and the output mux: `s<N>_block`,
 //!   `s<N>_error`, `s<N>_model`.
 
-use golden::mpc::{ByteRule, ModelSet, Predictor, SYMBOLS};
+use golden::mpc::{ByteRule, ModelSet, Predictor, BLOCK_BYTES, SYMBOLS};
 
 use super::compressor::LEN_WIDTH;
 use super::probes::{Probes, When};
@@ -27,9 +27,9 @@ use super::table1::priority;
 use super::{DECOMPRESSOR_LATENCY, DECOMPRESSOR_STAGES};
 use crate::circuits::{
     bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, shl_var_top, wire,
-    Pipeline,
 };
 use crate::ir::{Expr, IrError, Module};
+use crate::stream::StreamUnit;
 use crate::unit::UnitDescription;
 
 /// Decoder state between decode steps.
@@ -194,199 +194,37 @@ fn decode_stage(
     keep: u32,
     hold: bool,
 ) -> Result<Decoded, IrError> {
-    let stream = &st.stream;
     // length flags at each offset a code of the stage can start
     let max_start = 17 * (n as u32 - 1);
-    let mut lens_at: Vec<Vec<Expr>> = Vec::with_capacity(max_start as usize + 1);
-    for j in 0..=max_start {
-        lens_at.push(lengths(&bits_at(stream, j, 4)?)?);
-    }
-    // pair[o]: (distance, flag) -- the two codes from offset o together
-    // take `distance` bits -- at every offset an even-numbered code of the
-    // stage can start (two AND-OR levels on the length flags, off the
-    // chain)
-    // chain); each offset's flags are a named wire `dec<first>_pair<o>`
-    // (bit i: the i-th smallest distance)
-    let mut pairs: std::collections::BTreeMap<u32, Vec<(u32, Expr)>> = Default::default();
-    let mut pair_at = |m: &mut Module, o: u32| -> Result<Vec<(u32, Expr)>, IrError> {
-        if let Some(p) = pairs.get(&o) {
-            return Ok(p.clone());
-        }
-        let mut by_dist: Vec<(u32, Expr)> = Vec::new();
-        for (l1, f1) in CODE_LENS.iter().zip(&lens_at[o as usize]) {
-            for (l2, f2) in CODE_LENS.iter().zip(&lens_at[(o + l1) as usize]) {
-                let term = f1.and(f2)?;
-                let d = l1 + l2;
-                match by_dist.iter_mut().find(|(e, _)| *e == d) {
-                    Some((_, acc)) => *acc = acc.or(&term)?,
-                    None => by_dist.push((d, term)),
-                }
-            }
-        }
-        by_dist.sort_by_key(|(d, _)| *d);
-        let bus = wire(
-            m,
-            &format!("dec{first}_pair{o}"),
-            Expr::concat(by_dist.iter().rev().map(|(_, f)| f.clone()))?,
-        )?;
-        let wired: Vec<(u32, Expr)> = by_dist
-            .iter()
-            .enumerate()
-            .map(|(i, (d, _))| Ok((*d, bus.bit(i as u32)?)))
-            .collect::<Result<_, IrError>>()?;
-        pairs.insert(o, wired.clone());
-        Ok(wired)
-    };
-    // starts[i]: (first offset, one-hot over offsets first..). In a stage
-    // of six or more codes an even code's start comes from the start two
-    // codes before by the pair lengths, an odd one's from the start just
-    // before by the single lengths: the chain to the `i`-th start is about
-    // i/2 steps deep. With fewer codes every start comes from the one
-    // before (the wider pair steps measured no faster there).
-    let paired = n >= PAIRED_FROM;
-    let mut starts: Vec<(u32, Vec<Expr>)> = vec![(0, vec![Expr::bool(true)])];
-    for i in 0..n {
-        let two = paired && i % 2 == 1;
-        let (lo, flags) = if two { &starts[i - 1] } else { &starts[i] };
-        let (lo, hi) = (*lo, lo + flags.len() as u32 - 1);
-        let (nlo, nhi) = if two {
-            (lo + 8, hi + 34)
-        } else {
-            (lo + 4, hi + 17)
-        };
-        let mut next: Vec<Option<Expr>> = vec![None; (nhi - nlo + 1) as usize];
-        for (o, f) in flags.iter().enumerate() {
-            let at = lo + o as u32;
-            let steps: Vec<(u32, Expr)> = if two {
-                pair_at(m, at)?
-            } else {
-                CODE_LENS
-                    .iter()
-                    .copied()
-                    .zip(lens_at[at as usize].iter().cloned())
-                    .collect()
-            };
-            for (l, t) in steps {
-                let term = f.and(&t)?;
-                let slot = &mut next[(at + l - nlo) as usize];
-                *slot = Some(match slot.take() {
-                    Some(acc) => acc.or(&term)?,
-                    None => term,
-                });
-            }
-        }
-        let next: Vec<Expr> = next
-            .into_iter()
-            .map(|t| t.unwrap_or_else(|| Expr::bool(false)))
-            .collect();
-        // one named bus per code: bit o is offset nlo + o
-        let name = if i + 1 < n {
-            format!("dec{}_at", first + i + 1)
-        } else {
-            format!("dec{}_end", first + i)
-        };
-        let bus = wire(m, &name, Expr::concat(next.iter().rev().cloned())?)?;
-        let flags = (0..next.len() as u32)
-            .map(|b| bus.bit(b))
-            .collect::<Result<_, _>>()?;
-        starts.push((nlo, flags));
-    }
-    // binary offset of each start (and of the end)
-    let pw = LEN_WIDTH;
-    let offset_of = |(lo, flags): &(u32, Vec<Expr>)| -> Result<Expr, IrError> {
-        let vals: Vec<Expr> = (0..flags.len() as u32)
-            .map(|o| k((lo + o) as u128, pw))
-            .collect::<Result<_, _>>()?;
-        onehot_mux(flags, &vals)
-    };
-
-    let mut symbols = st.symbols.clone();
-    // the symbol count, one-hot over 0..=16 (16: all symbols decoded)
-    let mut index: Vec<Expr> = (0..16u128)
-        .map(|j| eq_const(&st.index, j))
-        .chain([st.index.cmp_ge(&k(16, 5)?)])
+    let lens_at: Vec<Vec<Expr>> = (0..=max_start)
+        .map(|j| lengths(&bits_at(&st.stream, j, 4)?))
         .collect::<Result<_, _>>()?;
-    let mut error = st.error.clone();
+    let starts = code_starts(m, first, n, &lens_at)?;
+    let mut progress = Progress {
+        symbols: st.symbols.clone(),
+        // the symbol count, one-hot over 0..=16 (16: all symbols decoded)
+        index: (0..16u128)
+            .map(|j| eq_const(&st.index, j))
+            .chain([st.index.cmp_ge(&k(16, 5)?)])
+            .collect::<Result<_, _>>()?,
+        error: st.error.clone(),
+    };
     let mut actives = Vec::with_capacity(n);
-    for (i, (lo, flags)) in starts.iter().take(n).enumerate() {
-        let c = first + i;
-        let heads: Vec<Expr> = (0..flags.len() as u32)
-            .map(|o| bits_at(stream, lo + o, 17))
-            .collect::<Result<_, _>>()?;
-        let code = decode(m, &format!("dec{c}"), &onehot_mux(flags, &heads)?)?;
-        let active = wire(m, &format!("dec{c}_active"), is_pred.and(&index[16].not())?)?;
-        // the next count: this one moved on by the code's symbols, all at
-        // or past 16 in one place; past 16 is an overflow
-        let mut next: Vec<Option<Expr>> = vec![None; 17];
-        let mut overflow: Option<Expr> = None;
-        // every code before this one stood for at least one symbol (a run
-        // of none is malformed and flagged), so the count is at least `c`
-        // here: counts below `c`, and a code of no symbols, can only follow
-        // an error and are left out
-        for (from, f) in index.iter().take(16).enumerate().skip(c) {
-            for (cnt, g) in code.count.iter().enumerate().skip(1) {
-                let term = f.and(g)?;
-                let to = from + cnt;
-                let slot = if to > 16 {
-                    &mut overflow
-                } else {
-                    &mut next[to.min(16)]
-                };
-                *slot = Some(match slot.take() {
-                    Some(acc) => acc.or(&term)?,
-                    None => term,
-                });
-            }
-        }
-        next[16] = Some(match next[16].take() {
-            Some(acc) => acc.or(&index[16])?,
-            None => index[16].clone(),
-        });
-        let next: Vec<Expr> = next
-            .into_iter()
-            .map(|t| t.unwrap_or_else(|| Expr::bool(false)))
-            .collect();
-        let overflow = overflow.unwrap_or_else(|| Expr::bool(false));
-        let bad = wire(
+    for (i, start) in starts.iter().take(n).enumerate() {
+        let (next, active) = decode_code(
             m,
-            &format!("dec{c}_bad"),
-            active.and(&code.invalid.or(&overflow)?)?,
+            first + i,
+            i + 1 == n,
+            &st.stream,
+            start,
+            is_pred,
+            progress,
         )?;
-        // write the value into symbol slot `index`
-        let mut slots = Vec::with_capacity(SYMBOLS);
-        // (slots below `c` are written by earlier codes only)
-        for (s, at) in index.iter().take(SYMBOLS).enumerate() {
-            let hi = 255 - 16 * s as u32;
-            let old = symbols.slice(hi, hi - 15)?;
-            if s < c {
-                slots.push(old);
-                continue;
-            }
-            let here = is_pred.and(at)?;
-            slots.push(old.or(&code.value.and(&here.repeat(16)?)?)?);
-        }
-        symbols = wire(m, &format!("dec{c}_symbols"), Expr::concat(slots)?)?;
-        // (a non-predictor model moves the count too: nothing reads it)
-        // the count after this code is at least c + 1 (bit o of the bus:
-        // count c + 1 + o)
-        index = if i + 1 < n {
-            let bus = wire(
-                m,
-                &format!("dec{c}_index"),
-                Expr::concat(next.iter().skip(c + 1).rev().cloned())?,
-            )?;
-            (0..=c)
-                .map(|_| Ok(Expr::bool(false)))
-                .chain((0..(16 - c) as u32).map(|o| bus.bit(o)))
-                .collect::<Result<_, _>>()?
-        } else {
-            next
-        };
-        error = wire(m, &format!("dec{c}_error"), error.or(&bad)?)?;
+        progress = next;
         actives.push(active);
     }
     // the count in binary for the stage register
-    let index = onehot_to_binary(&index, 5)?;
+    let index = onehot_to_binary(&progress.index, 5)?;
     // the bits consumed end where the last counting code ends
     let mut sel = Vec::with_capacity(n + 1);
     let mut ends = Vec::with_capacity(n + 1);
@@ -403,11 +241,8 @@ fn decode_stage(
         sel.push(after_counting.and(&stops)?);
         ends.push(offset_of(start)?);
     }
-    let consumed = wire(
-        m,
-        &format!("dec{}_consumed", first + n - 1),
-        onehot_mux(&sel, &ends)?,
-    )?;
+    let last = first + n - 1;
+    let consumed = wire(m, &format!("dec{last}_consumed"), onehot_mux(&sel, &ends)?)?;
     let next_stream = if keep == 0 {
         k(0, 1)?
     } else if hold {
@@ -417,42 +252,286 @@ fn decode_stage(
         let end = ends[n].slice(aw - 1, 0)?;
         let amount = wire(
             m,
-            &format!("dec{}_shift", first + n - 1),
+            &format!("dec{last}_shift"),
             end.and(&is_pred.repeat(aw)?)?,
         )?;
-        let name = format!("dec{}_stream", first + n - 1);
-        let shifted = shl_var_top(m, &name, stream, &amount, keep)?;
+        let name = format!("dec{last}_stream");
+        let shifted = shl_var_top(m, &name, &st.stream, &amount, keep)?;
         wire(m, &name, shifted)?
     } else {
-        // the end lies in lo..=17n: a constant shift by lo (wires), then a
-        // barrel shifter for the rest
-        let (lo, flags) = &starts[n];
-        let rest = 17 * n as u32 - lo;
-        let aw = bits_for(rest as u64);
-        let vals: Vec<Expr> = (0..flags.len() as u32)
-            .map(|o| k(o as u128, aw))
-            .collect::<Result<_, _>>()?;
-        let amount = wire(
-            m,
-            &format!("dec{}_shift", first + n - 1),
-            onehot_mux(flags, &vals)?,
-        )?;
-        let ws = stream.width();
-        let pre = Expr::concat([stream.slice(ws - 1 - lo, 0)?, k(0, *lo)?])?;
-        let name = format!("dec{}_stream", first + n - 1);
-        let shifted = shl_var_top(m, &name, &pre, &amount, keep)?;
-        wire(m, &name, shifted)?
+        shift_past(m, last, &st.stream, &starts[n], 17 * n as u32, keep)?
     };
     Ok(Decoded {
         state: State {
             stream: next_stream,
-            symbols,
+            symbols: progress.symbols,
             index,
             used: st.used.clone(),
-            error,
+            error: progress.error,
         },
         consumed,
     })
+}
+
+/// The start of a code: its first possible offset and a one-hot vector
+/// over the offsets from there.
+type Start = (u32, Vec<Expr>);
+
+/// The binary offset (`LEN_WIDTH` bits) of a one-hot start.
+fn offset_of((lo, flags): &Start) -> Result<Expr, IrError> {
+    let vals: Vec<Expr> = (0..flags.len() as u32)
+        .map(|o| k((lo + o) as u128, LEN_WIDTH))
+        .collect::<Result<_, _>>()?;
+    onehot_mux(flags, &vals)
+}
+
+/// `stream` shifted up past the end `end` of the last code (which lies
+/// in `end.0..=max`): a constant shift by `end.0` (wires), then a barrel
+/// shifter for the rest; the top `keep` bits (`dec<last>_stream`).
+fn shift_past(
+    m: &mut Module,
+    last: usize,
+    stream: &Expr,
+    end: &Start,
+    max: u32,
+    keep: u32,
+) -> Result<Expr, IrError> {
+    let (lo, flags) = end;
+    let aw = bits_for((max - lo) as u64);
+    let vals: Vec<Expr> = (0..flags.len() as u32)
+        .map(|o| k(o as u128, aw))
+        .collect::<Result<_, _>>()?;
+    let amount = wire(m, &format!("dec{last}_shift"), onehot_mux(flags, &vals)?)?;
+    let ws = stream.width();
+    let pre = Expr::concat([stream.slice(ws - 1 - lo, 0)?, k(0, *lo)?])?;
+    let name = format!("dec{last}_stream");
+    let shifted = shl_var_top(m, &name, &pre, &amount, keep)?;
+    wire(m, &name, shifted)
+}
+
+/// The steps of two codes at once: at every offset an even-numbered code
+/// of the stage can start, the distances the two codes from there can
+/// take together, each with its flag (two AND-OR levels on the length
+/// flags, off the chain). Each offset's flags are a named wire
+/// `dec<first>_pair<o>` (bit i: the i-th smallest distance), made once.
+struct PairSteps<'a> {
+    first: usize,
+    lens_at: &'a [Vec<Expr>],
+    made: std::collections::BTreeMap<u32, Vec<(u32, Expr)>>,
+}
+
+impl PairSteps<'_> {
+    fn at(&mut self, m: &mut Module, o: u32) -> Result<Vec<(u32, Expr)>, IrError> {
+        if let Some(p) = self.made.get(&o) {
+            return Ok(p.clone());
+        }
+        let mut by_dist: Vec<(u32, Expr)> = Vec::new();
+        for (l1, f1) in CODE_LENS.iter().zip(&self.lens_at[o as usize]) {
+            for (l2, f2) in CODE_LENS.iter().zip(&self.lens_at[(o + l1) as usize]) {
+                let term = f1.and(f2)?;
+                let d = l1 + l2;
+                match by_dist.iter_mut().find(|(e, _)| *e == d) {
+                    Some((_, acc)) => *acc = acc.or(&term)?,
+                    None => by_dist.push((d, term)),
+                }
+            }
+        }
+        by_dist.sort_by_key(|(d, _)| *d);
+        let bus = wire(
+            m,
+            &format!("dec{}_pair{o}", self.first),
+            Expr::concat(by_dist.iter().rev().map(|(_, f)| f.clone()))?,
+        )?;
+        let wired: Vec<(u32, Expr)> = by_dist
+            .iter()
+            .enumerate()
+            .map(|(i, (d, _))| Ok((*d, bus.bit(i as u32)?)))
+            .collect::<Result<_, IrError>>()?;
+        self.made.insert(o, wired.clone());
+        Ok(wired)
+    }
+}
+
+/// The starts of the `n` codes of a stage and the end of the last, from
+/// the length flags `lens_at` at each offset. In a stage of six or more
+/// codes an even code's start comes from the start two codes before by
+/// the pair lengths ([`PairSteps`]), an odd one's from the start just
+/// before by the single lengths: the chain to the `i`-th start is about
+/// i/2 steps deep. With fewer codes every start comes from the one before
+/// (the wider pair steps measured no faster there). One named bus per
+/// code (`dec<c>_at`, the end `dec<last>_end`): bit o is offset lo + o.
+fn code_starts(
+    m: &mut Module,
+    first: usize,
+    n: usize,
+    lens_at: &[Vec<Expr>],
+) -> Result<Vec<Start>, IrError> {
+    let paired = n >= PAIRED_FROM;
+    let mut pairs = PairSteps {
+        first,
+        lens_at,
+        made: Default::default(),
+    };
+    let mut starts: Vec<Start> = vec![(0, vec![Expr::bool(true)])];
+    for i in 0..n {
+        let two = paired && i % 2 == 1;
+        let (lo, flags) = if two { &starts[i - 1] } else { &starts[i] };
+        let (lo, hi) = (*lo, lo + flags.len() as u32 - 1);
+        let (nlo, nhi) = if two {
+            (lo + 8, hi + 34)
+        } else {
+            (lo + 4, hi + 17)
+        };
+        let mut next: Vec<Option<Expr>> = vec![None; (nhi - nlo + 1) as usize];
+        for (o, f) in flags.iter().enumerate() {
+            let at = lo + o as u32;
+            let steps: Vec<(u32, Expr)> = if two {
+                pairs.at(m, at)?
+            } else {
+                CODE_LENS
+                    .iter()
+                    .copied()
+                    .zip(lens_at[at as usize].iter().cloned())
+                    .collect()
+            };
+            for (l, t) in steps {
+                or_into(&mut next[(at + l - nlo) as usize], f.and(&t)?)?;
+            }
+        }
+        let next: Vec<Expr> = next
+            .into_iter()
+            .map(|t| t.unwrap_or_else(|| Expr::bool(false)))
+            .collect();
+        let name = if i + 1 < n {
+            format!("dec{}_at", first + i + 1)
+        } else {
+            format!("dec{}_end", first + i)
+        };
+        let bus = wire(m, &name, Expr::concat(next.iter().rev().cloned())?)?;
+        let flags = (0..next.len() as u32)
+            .map(|b| bus.bit(b))
+            .collect::<Result<_, _>>()?;
+        starts.push((nlo, flags));
+    }
+    Ok(starts)
+}
+
+/// `slot |= term` (`term` when empty).
+fn or_into(slot: &mut Option<Expr>, term: Expr) -> Result<(), IrError> {
+    *slot = Some(match slot.take() {
+        Some(acc) => acc.or(&term)?,
+        None => term,
+    });
+    Ok(())
+}
+
+/// The decoded symbols so far, the symbol count (one-hot over 0..=16)
+/// and the error flag, from one code to the next.
+struct Progress {
+    symbols: Expr,
+    index: Vec<Expr>,
+    error: Expr,
+}
+
+/// Decode code `c` (starting at `start` in `stream`; `last`: the stage's
+/// last code): its symbol is written into the slot the count names, the
+/// count moves on, a malformed code or an overflow sets the error. Also
+/// returns whether the code counts (`dec<c>_active`: a predictor model
+/// before the 16th symbol).
+fn decode_code(
+    m: &mut Module,
+    c: usize,
+    last: bool,
+    stream: &Expr,
+    start: &Start,
+    is_pred: &Expr,
+    progress: Progress,
+) -> Result<(Progress, Expr), IrError> {
+    let Progress {
+        symbols,
+        index,
+        error,
+    } = progress;
+    let (lo, flags) = start;
+    let heads: Vec<Expr> = (0..flags.len() as u32)
+        .map(|o| bits_at(stream, lo + o, 17))
+        .collect::<Result<_, _>>()?;
+    let code = decode(m, &format!("dec{c}"), &onehot_mux(flags, &heads)?)?;
+    let active = wire(m, &format!("dec{c}_active"), is_pred.and(&index[16].not())?)?;
+    let (next, overflow) = advance_count(&index, &code.count, c)?;
+    let bad = wire(
+        m,
+        &format!("dec{c}_bad"),
+        active.and(&code.invalid.or(&overflow)?)?,
+    )?;
+    // write the value into symbol slot `index`
+    let mut slots = Vec::with_capacity(SYMBOLS);
+    // (slots below `c` are written by earlier codes only)
+    for (s, at) in index.iter().take(SYMBOLS).enumerate() {
+        let hi = 255 - 16 * s as u32;
+        let old = symbols.slice(hi, hi - 15)?;
+        if s < c {
+            slots.push(old);
+            continue;
+        }
+        let here = is_pred.and(at)?;
+        slots.push(old.or(&code.value.and(&here.repeat(16)?)?)?);
+    }
+    let symbols = wire(m, &format!("dec{c}_symbols"), Expr::concat(slots)?)?;
+    // (a non-predictor model moves the count too: nothing reads it)
+    // the count after this code is at least c + 1 (bit o of the bus:
+    // count c + 1 + o)
+    let index = if last {
+        next
+    } else {
+        let bus = wire(
+            m,
+            &format!("dec{c}_index"),
+            Expr::concat(next.iter().skip(c + 1).rev().cloned())?,
+        )?;
+        (0..=c)
+            .map(|_| Ok(Expr::bool(false)))
+            .chain((0..(16 - c) as u32).map(|o| bus.bit(o)))
+            .collect::<Result<_, _>>()?
+    };
+    let error = wire(m, &format!("dec{c}_error"), error.or(&bad)?)?;
+    Ok((
+        Progress {
+            symbols,
+            index,
+            error,
+        },
+        active,
+    ))
+}
+
+/// The symbol count (one-hot over 0..=16) after code `c` of `count`
+/// symbols (one-hot, bit 0 never set): every count at or past 16 in one
+/// place, and whether it ran past 16 (an overflow).
+fn advance_count(index: &[Expr], count: &[Expr], c: usize) -> Result<(Vec<Expr>, Expr), IrError> {
+    let mut next: Vec<Option<Expr>> = vec![None; 17];
+    let mut overflow: Option<Expr> = None;
+    // every code before this one stood for at least one symbol (a run
+    // of none is malformed and flagged), so the count is at least `c`
+    // here: counts below `c`, and a code of no symbols, can only follow
+    // an error and are left out
+    for (from, f) in index.iter().take(16).enumerate().skip(c) {
+        for (cnt, g) in count.iter().enumerate().skip(1) {
+            let to = from + cnt;
+            let slot = if to > 16 {
+                &mut overflow
+            } else {
+                &mut next[to.min(16)]
+            };
+            or_into(slot, f.and(g)?)?;
+        }
+    }
+    or_into(&mut next[16], index[16].clone())?;
+    let next = next
+        .into_iter()
+        .map(|t| t.unwrap_or_else(|| Expr::bool(false)))
+        .collect();
+    Ok((next, overflow.unwrap_or_else(|| Expr::bool(false))))
 }
 
 /// The checks after the last code: a predictor's codes stand for exactly
@@ -646,30 +725,120 @@ pub fn build_described(set: &ModelSet) -> Result<(Module, UnitDescription), IrEr
 /// the restoration, one stage each.
 pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescription), IrError> {
     super::check_stages("decompressor pipeline stages", stages, &DECOMPRESSOR_STAGES)?;
-    let mut probes = Probes::default();
     let h = set.header_bits();
     let wbits = set.max_bits();
-    let mut m = Module::new("mpc_decompressor")?;
-    m.clock("clk")?;
-    m.reset("rst")?;
-    let in_valid = m.input("in_valid", 1)?.expr();
-    let in_ready = m.output("in_ready", 1)?;
-    let in_bits = m.input("in_bits", wbits)?.expr();
-    let in_len = m.input("in_len", LEN_WIDTH)?.expr();
-    let out_valid = m.output("out_valid", 1)?;
-    let out_ready = m.input("out_ready", 1)?.expr();
-    let out_block = m.output("out_block", 256)?;
-    let out_error = m.output("out_error", 1)?;
-    let out_model = m.output("out_model", h)?;
-    let pipe = Pipeline::new(&mut m, stages, &in_valid, &out_ready)?;
-    m.assign(&in_ready, pipe.enable[0].clone())?;
-    m.assign(&out_valid, pipe.valid[stages - 1].expr())?;
+    let mut u = StreamUnit::begin("mpc_decompressor")?;
+    let in_bits = u.input("in_bits", wbits)?;
+    let in_len = u.input("in_len", LEN_WIDTH)?;
+    let mut u = u.outputs()?;
+    let out_block = u.output("out_block", 8 * BLOCK_BYTES as u32)?;
+    let out_error = u.output("out_error", 1)?;
+    let out_model = u.output("out_model", h)?;
+    let plan = decode_plan(stages);
+    let mut d = Decompressor {
+        set,
+        u: u.pipeline(stages)?,
+        probes: Probes::default(),
+        h,
+        stages,
+        inv: stages - 1,
+        checks_at: plan.iter().rposition(|&c| c > 0).map_or(1, |i| i + 2),
+        plan,
+    };
+    let mut carried = d.header(&in_bits, &in_len)?;
+    let mut s = 1;
+    let (kinds, consumed) = loop {
+        if s > 1 {
+            let (from, to) = (carried.code, carried.code + d.plan[s - 1]);
+            let title = d.title(s, from, to);
+            d.u.stage(s, &title)?;
+        }
+        let (kinds, consumed) = d.decode_in(s, &mut carried)?;
+        if s == d.inv {
+            break (kinds, consumed);
+        }
+        d.register_decoded(s, &mut carried, consumed)?;
+        s += 1;
+    };
+    let inverted = d.inverse_stage(carried, kinds, consumed)?;
+    let [block, error, model] = d.restore_stage(inverted)?;
+    d.u.drive(&out_block, block)?;
+    d.u.drive(&out_error, error)?;
+    d.u.drive(&out_model, model)?;
+    d.u.finish(d.probes.list)
+}
 
-    // model-ID decode helpers on any stage's id register
-    let kind_flags = |m: &mut Module,
-                      id: &Expr,
-                      stage: usize|
-     -> Result<(Vec<Expr>, Expr, Expr, Expr), IrError> {
+/// The decompressor being built: its unit, its probes, and its stage
+/// plan.
+struct Decompressor<'a> {
+    set: &'a ModelSet,
+    u: StreamUnit,
+    probes: Probes,
+    /// Header (model ID) bits.
+    h: u32,
+    stages: usize,
+    /// Codes decoded in each stage ([`decode_plan`]).
+    plan: Vec<usize>,
+    /// The inverse-transform stage (`stages - 1`).
+    inv: usize,
+    /// The stage that makes the length checks.
+    checks_at: usize,
+}
+
+/// What a stage hands the next: the decoder state, the model ID, the
+/// packet length and the payload passed on, and the codes decoded so far.
+struct Carried {
+    st: State,
+    model_id: Expr,
+    len: Expr,
+    payload: Expr,
+    code: usize,
+}
+
+/// The model kind a stage's model ID names: each predictor's flag
+/// (`s<stage>_is_p<p>`), zero block, same words, raw.
+struct Kinds {
+    preds: Vec<Expr>,
+    zero: Expr,
+    same: Expr,
+    raw: Expr,
+}
+
+/// The inverse-transform stage's registers, and the inputs of the length
+/// checks when they come one stage later (used, consumed, count, length).
+struct Inverted {
+    residue: Expr,
+    model_id: Expr,
+    error: Expr,
+    check_in: Option<[Expr; 4]>,
+}
+
+impl Decompressor<'_> {
+    /// The title of decode stage `s` (codes `from..to`).
+    fn title(&self, s: usize, from: usize, to: usize) -> String {
+        let mut t = if s == 1 {
+            "header, ".to_string()
+        } else {
+            String::new()
+        };
+        if to > from {
+            t.push_str(&format!("codes {from}..{}", to - 1));
+        }
+        if s == self.checks_at {
+            t.push_str(", length checks");
+        }
+        if s == self.inv {
+            t.push_str(if t.is_empty() { "" } else { ", " });
+            t.push_str("inverse transforms, residue select");
+        }
+        t
+    }
+
+    /// The model kind of the model ID `id` registered by stage `stage`
+    /// (0: the header).
+    fn kinds(&mut self, id: &Expr, stage: usize) -> Result<Kinds, IrError> {
+        let set = self.set;
+        let m = &mut self.u.m;
         let preds: Vec<Expr> = (0..set.predictors.len())
             .map(|p| {
                 wire(
@@ -685,137 +854,142 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
                 None => Ok(Expr::bool(false)),
             }
         };
-        let zero = flag(set.zero_block_id())?;
-        let same = flag(set.same_words_id())?;
-        let raw = flag(Some(set.raw_id()))?;
-        Ok((preds, zero, same, raw))
-    };
+        Ok(Kinds {
+            preds,
+            zero: flag(set.zero_block_id())?,
+            same: flag(set.same_words_id())?,
+            raw: flag(Some(set.raw_id()))?,
+        })
+    }
 
-    let plan = decode_plan(stages);
-    let inv = stages - 1;
-    let first_title = |s: usize, from: usize, to: usize, checks: bool| -> String {
-        let mut t = if s == 1 {
-            "header, ".to_string()
+    /// Stage 1's header: the model ID (a probe), its range check and the
+    /// length check against the bus, and the decoder's starting state.
+    fn header(&mut self, in_bits: &Expr, in_len: &Expr) -> Result<Carried, IrError> {
+        let (set, h) = (self.set, self.h);
+        let wbits = in_bits.width();
+        let title = self.title(1, 0, self.plan[0]);
+        self.u.stage(1, &title)?;
+        let id = self.probes.wire(
+            &mut self.u.m,
+            1,
+            "header_id",
+            in_bits.slice(wbits - 1, wbits - h)?,
+            "header",
+            When::Always,
+        )?;
+        let bad_id = if (1u64 << h) > set.id_count() as u64 {
+            id.cmp_gt(&k(set.raw_id() as u128, h)?)?
         } else {
-            String::new()
+            Expr::bool(false)
         };
-        if to > from {
-            t.push_str(&format!("codes {from}..{}", to - 1));
-        }
-        if checks {
-            t.push_str(", length checks");
-        }
-        if s == inv {
-            t.push_str(if t.is_empty() { "" } else { ", " });
-            t.push_str("inverse transforms, residue select");
-        }
-        t
-    };
-    let checks_at = plan.iter().rposition(|&c| c > 0).map_or(1, |i| i + 2);
-    pipe.stage(&mut m, 1, &first_title(1, 0, plan[0], checks_at == 1))?;
-    let id = probes.wire(
-        &mut m,
-        1,
-        "header_id",
-        in_bits.slice(wbits - 1, wbits - h)?,
-        "header",
-        When::Always,
-    )?;
-    let bad_id = if (1u64 << h) > set.id_count() as u64 {
-        id.cmp_gt(&k(set.raw_id() as u128, h)?)?
-    } else {
-        Expr::bool(false)
-    };
-    let too_long = in_len.cmp_gt(&k(wbits as u128, LEN_WIDTH)?)?;
-    let mut st = State {
-        stream: in_bits.slice(wbits - h - 1, 0)?,
-        symbols: k(0, 256)?,
-        index: k(0, 5)?,
-        used: k(h as u128, LEN_WIDTH)?,
-        error: bad_id.or(&too_long)?,
-    };
-    // what each stage receives from the one before
-    let mut model_id = id;
-    let mut len = in_len;
-    let mut payload = st.stream.clone();
-    let mut code = 0usize;
-    let mut inv_flags = None;
-    for s in 1..=inv {
-        if s > 1 {
-            let to = code + plan[s - 1];
-            pipe.stage(&mut m, s, &first_title(s, code, to, checks_at == s))?;
-        }
-        let (preds, zero, same, raw) = kind_flags(&mut m, &model_id, s - 1)?;
-        let n = plan[s - 1];
-        let any_pred = preds
+        let too_long = in_len.cmp_gt(&k(wbits as u128, LEN_WIDTH)?)?;
+        let st = State {
+            stream: in_bits.slice(wbits - h - 1, 0)?,
+            symbols: k(0, 256)?,
+            index: k(0, 5)?,
+            used: k(h as u128, LEN_WIDTH)?,
+            error: bad_id.or(&too_long)?,
+        };
+        Ok(Carried {
+            payload: st.stream.clone(),
+            st,
+            model_id: id,
+            len: in_len.clone(),
+            code: 0,
+        })
+    }
+
+    /// Stage `s`'s codes (as the plan says) and, in the stage that makes
+    /// them, the length checks. Returns the model kind of the stage's
+    /// model ID and the bits its codes took.
+    fn decode_in(&mut self, s: usize, carried: &mut Carried) -> Result<(Kinds, Expr), IrError> {
+        let kinds = self.kinds(&carried.model_id, s - 1)?;
+        let n = self.plan[s - 1];
+        let m = &mut self.u.m;
+        let any_pred = kinds
+            .preds
             .iter()
             .skip(1)
-            .try_fold(preds[0].clone(), |a, b| a.or(b))?;
+            .try_fold(kinds.preds[0].clone(), |a, b| a.or(b))?;
         // a stage with no codes and no checks has no use for it
-        let is_pred = if n > 0 || s == checks_at {
-            wire(&mut m, &format!("s{}_is_predictor", s - 1), any_pred)?
+        let is_pred = if n > 0 || s == self.checks_at {
+            wire(m, &format!("s{}_is_predictor", s - 1), any_pred)?
         } else {
             any_pred
         };
+        let st = &mut carried.st;
         let mut consumed = k(0, LEN_WIDTH)?;
         if n > 0 {
-            let remaining = SYMBOLS - code - n;
+            let remaining = SYMBOLS - carried.code - n;
             // stage 1's stream is also the payload of raw and same-words
             let keep = if s == 1 {
                 st.stream.width()
             } else {
                 (17 * remaining as u32).min(st.stream.width())
             };
-            let d = decode_stage(&mut m, code, n, &st, &is_pred, keep, s == 1)?;
-            st = d.state;
+            let d = decode_stage(m, carried.code, n, st, &is_pred, keep, s == 1)?;
+            *st = d.state;
             consumed = d.consumed;
-            code += n;
+            carried.code += n;
         }
-        if s == checks_at {
-            let bad = length_checks(h, &st.used, &st.index, &len, &is_pred, [&zero, &same, &raw])?;
-            st.error = wire(&mut m, &format!("s{s}_error_d"), st.error.or(&bad)?)?;
+        if s == self.checks_at {
+            let kinds = [&kinds.zero, &kinds.same, &kinds.raw];
+            let bad = length_checks(self.h, &st.used, &st.index, &carried.len, &is_pred, kinds)?;
+            st.error = wire(m, &format!("s{s}_error_d"), st.error.or(&bad)?)?;
         }
-        if s == inv {
-            inv_flags = Some((preds, same, raw, consumed));
-            break;
-        }
-        // registers into stage s + 1
-        let decoding = code < SYMBOLS;
+        Ok((kinds, consumed))
+    }
+
+    /// The registers of decode stage `s` into stage `s + 1`: model ID,
+    /// error, symbols, the payload (stage 1: the stream), and until the
+    /// checks the decoder's position (stream, used, consumed, count,
+    /// length).
+    fn register_decoded(
+        &mut self,
+        s: usize,
+        carried: &mut Carried,
+        consumed: Expr,
+    ) -> Result<(), IrError> {
+        let u = &mut self.u;
+        let st = &mut carried.st;
+        let decoding = carried.code < SYMBOLS;
         let with = decoding.then_some("sym_index");
-        let r_model = pipe.reg(&mut m, s, "model_id", model_id)?;
-        let r_error = pipe.reg(&mut m, s, "error", st.error.clone())?;
-        let r_symbols = pipe.reg(&mut m, s, "symbols", st.symbols.clone())?;
+        let r_model = u.reg(s, "model_id", carried.model_id.clone())?;
+        let r_error = u.reg(s, "error", st.error.clone())?;
+        let r_symbols = u.reg(s, "symbols", st.symbols.clone())?;
         let r_payload = if s == 1 {
-            pipe.reg(&mut m, s, "stream", st.stream.clone())?
+            u.reg(s, "stream", st.stream.clone())?
         } else {
-            pipe.reg(&mut m, s, "payload", payload.clone())?
+            u.reg(s, "payload", carried.payload.clone())?
         };
-        if s < checks_at {
+        if s < self.checks_at {
             let r_stream = if !decoding {
                 st.stream.clone()
             } else if s == 1 {
                 r_payload.clone()
             } else {
-                pipe.reg(&mut m, s, "stream", st.stream.clone())?
+                u.reg(s, "stream", st.stream.clone())?
             };
             // bits used before this stage's codes, and the bits they took
             let r_used = if s == 1 {
                 st.used.clone()
             } else {
-                pipe.reg(&mut m, s, "used", st.used.clone())?
+                u.reg(s, "used", st.used.clone())?
             };
-            let r_consumed = pipe.reg(&mut m, s, "consumed", consumed)?;
-            let r_index = pipe.reg(&mut m, s, "sym_index", st.index.clone())?;
-            let r_len = pipe.reg(&mut m, s, "len", len.clone())?;
-            probes.record_reg(&m, s, "len", "len", When::Always, None)?;
-            st = State {
+            let r_consumed = u.reg(s, "consumed", consumed)?;
+            let r_index = u.reg(s, "sym_index", st.index.clone())?;
+            let r_len = u.reg(s, "len", carried.len.clone())?;
+            self.probes
+                .record_reg(&u.m, s, "len", "len", When::Always, None)?;
+            let used = r_used.add(&r_consumed)?;
+            *st = State {
                 stream: r_stream,
                 symbols: r_symbols,
-                index: r_index.clone(),
-                used: wire(&mut m, &format!("s{s}_used_next"), r_used.add(&r_consumed)?)?,
+                index: r_index,
+                used: wire(&mut u.m, &format!("s{s}_used_next"), used)?,
                 error: r_error,
             };
-            len = r_len;
+            carried.len = r_len;
         } else {
             st.symbols = r_symbols;
             st.error = r_error;
@@ -825,119 +999,141 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
             ("error", "error", When::Accepted, None),
             ("symbols", "symbols", When::Predictor, with),
         ] {
-            probes.record_reg(&m, s, name, mirrors, when, w)?;
+            self.probes.record_reg(&u.m, s, name, mirrors, when, w)?;
         }
-        model_id = r_model;
-        payload = r_payload;
+        carried.model_id = r_model;
+        carried.payload = r_payload;
+        Ok(())
     }
 
-    let (preds2, same2, raw2, consumed) = inv_flags.ok_or(IrError::EmptyConcat)?;
-    let s2_symbols = st.symbols.clone();
-    let s2_payload = payload;
-    let s2_error = st.error.clone();
-    let s2_model_id = model_id;
-    let residues: Vec<Expr> = set
-        .predictors
-        .iter()
-        .enumerate()
-        .map(|(p, pr)| {
-            inverse_transform(
-                &mut m,
-                &mut probes,
-                inv,
-                p,
-                set.predictor_id(p),
-                pr,
-                &s2_symbols,
-            )
+    /// The inverse-transform stage (after its codes, if any): every
+    /// predictor's inverse transform, the chosen model's residues (or the
+    /// payload bytes), registered with the model ID and the error.
+    fn inverse_stage(
+        &mut self,
+        carried: Carried,
+        kinds: Kinds,
+        consumed: Expr,
+    ) -> Result<Inverted, IrError> {
+        let (set, inv) = (self.set, self.inv);
+        let Carried {
+            st,
+            model_id,
+            len,
+            payload,
+            ..
+        } = carried;
+        let residues: Vec<Expr> = set
+            .predictors
+            .iter()
+            .enumerate()
+            .map(|(p, pr)| {
+                let id = set.predictor_id(p);
+                inverse_transform(&mut self.u.m, &mut self.probes, inv, p, id, pr, &st.symbols)
+            })
+            .collect::<Result<_, _>>()?;
+        // payload bytes: byte j = payload[255-8j : 248-8j]
+        let payload_bytes: Vec<Expr> = (0..32u32)
+            .map(|j| payload.slice(255 - 8 * j, 248 - 8 * j))
+            .collect::<Result<_, _>>()?;
+        let payload_block = wire(&mut self.u.m, "payload_block", block_of(payload_bytes)?)?;
+        let mut sel = kinds.preds;
+        let mut vals = residues;
+        sel.push(kinds.raw.or(&kinds.same)?);
+        vals.push(payload_block);
+        let u = &mut self.u;
+        let residue = u.reg(inv, "residue", onehot_mux(&sel, &vals)?)?;
+        let model_id = u.reg(inv, "model_id", model_id)?;
+        let error = u.reg(inv, "error", st.error)?;
+        // the checks of the last codes come one stage later
+        let check_in = if self.checks_at > inv {
+            let used = u.reg(inv, "used", st.used)?;
+            let consumed = u.reg(inv, "consumed", consumed)?;
+            let index = u.reg(inv, "sym_index", st.index)?;
+            let len = u.reg(inv, "len", len)?;
+            self.probes
+                .record_reg(&u.m, inv, "len", "len", When::Always, None)?;
+            Some([used, consumed, index, len])
+        } else {
+            None
+        };
+        for (name, mirrors, when) in [
+            ("residue", "residue", When::Predictor),
+            // raw: the payload bytes are the block
+            ("residue", "block", When::Model(set.raw_id())),
+            ("model_id", "model_id", When::Accepted),
+            ("error", "error", When::Accepted),
+        ] {
+            self.probes
+                .record_reg(&u.m, inv, name, mirrors, when, None)?;
+        }
+        Ok(Inverted {
+            residue,
+            model_id,
+            error,
+            check_in,
         })
-        .collect::<Result<_, _>>()?;
-    // payload bytes: byte j = payload[255-8j : 248-8j]
-    let payload_bytes: Vec<Expr> = (0..32u32)
-        .map(|j| s2_payload.slice(255 - 8 * j, 248 - 8 * j))
-        .collect::<Result<_, _>>()?;
-    let payload_block = wire(&mut m, "payload_block", block_of(payload_bytes)?)?;
-    let mut sel = preds2.clone();
-    let mut vals = residues;
-    sel.push(raw2.or(&same2)?);
-    vals.push(payload_block);
-    let residue = onehot_mux(&sel, &vals)?;
-    let s3_residue = pipe.reg(&mut m, inv, "residue", residue)?;
-    let s3_model_id = pipe.reg(&mut m, inv, "model_id", s2_model_id)?;
-    let s3_error = pipe.reg(&mut m, inv, "error", s2_error)?;
-    // the checks of the last codes come one stage later
-    let check_in = if checks_at > inv {
-        let used = pipe.reg(&mut m, inv, "used", st.used.clone())?;
-        let consumed = pipe.reg(&mut m, inv, "consumed", consumed)?;
-        let index = pipe.reg(&mut m, inv, "sym_index", st.index.clone())?;
-        let len = pipe.reg(&mut m, inv, "len", len.clone())?;
-        probes.record_reg(&m, inv, "len", "len", When::Always, None)?;
-        Some((used, consumed, index, len))
-    } else {
-        None
-    };
-    for (name, mirrors, when) in [
-        ("residue", "residue", When::Predictor),
-        // raw: the payload bytes are the block
-        ("residue", "block", When::Model(set.raw_id())),
-        ("model_id", "model_id", When::Accepted),
-        ("error", "error", When::Accepted),
-    ] {
-        probes.record_reg(&m, inv, name, mirrors, when, None)?;
     }
 
-    pipe.stage(&mut m, stages, "restoration, custom models, output")?;
-    let (preds3, zero3, same3, raw3) = kind_flags(&mut m, &s3_model_id, inv)?;
-    let s3_error = match check_in {
-        Some((used, consumed, index, len)) => {
-            let is_pred = wire(
-                &mut m,
-                &format!("s{inv}_is_predictor"),
-                preds3
+    /// The last stage: the length checks of the last codes (unless made
+    /// before), each predictor's restoration, the custom models and the
+    /// output mux, registered (`s<N>_block`, `s<N>_error`, `s<N>_model`).
+    fn restore_stage(&mut self, inv: Inverted) -> Result<[Expr; 3], IrError> {
+        let (set, stages) = (self.set, self.stages);
+        self.u.stage(stages, "restoration, custom models, output")?;
+        let kinds = self.kinds(&inv.model_id, self.inv)?;
+        let m = &mut self.u.m;
+        let error = match inv.check_in {
+            Some([used, consumed, index, len]) => {
+                let any_pred = kinds
+                    .preds
                     .iter()
                     .skip(1)
-                    .try_fold(preds3[0].clone(), |a, b| a.or(b))?,
-            )?;
-            let used = wire(&mut m, &format!("s{inv}_used_next"), used.add(&consumed)?)?;
-            let bad = length_checks(h, &used, &index, &len, &is_pred, [&zero3, &same3, &raw3])?;
-            wire(&mut m, &format!("s{stages}_error_d"), s3_error.or(&bad)?)?
+                    .try_fold(kinds.preds[0].clone(), |a, b| a.or(b))?;
+                let is_pred = wire(m, &format!("s{}_is_predictor", self.inv), any_pred)?;
+                let used = wire(m, &format!("s{}_used_next", self.inv), used.add(&consumed)?)?;
+                let flags = [&kinds.zero, &kinds.same, &kinds.raw];
+                let bad = length_checks(self.h, &used, &index, &len, &is_pred, flags)?;
+                wire(m, &format!("s{stages}_error_d"), inv.error.or(&bad)?)?
+            }
+            None => inv.error,
+        };
+        let mut sel = Vec::new();
+        let mut vals = Vec::new();
+        for (p, pr) in set.predictors.iter().enumerate() {
+            sel.push(kinds.preds[p].clone());
+            let id = set.predictor_id(p);
+            vals.push(restore(
+                m,
+                &mut self.probes,
+                stages,
+                p,
+                id,
+                pr,
+                &inv.residue,
+            )?);
         }
-        None => s3_error,
-    };
-    let mut sel = Vec::new();
-    let mut vals = Vec::new();
-    for (p, pr) in set.predictors.iter().enumerate() {
-        sel.push(preds3[p].clone());
-        vals.push(restore(
-            &mut m,
-            &mut probes,
-            stages,
-            p,
-            set.predictor_id(p),
-            pr,
-            &s3_residue,
-        )?);
+        sel.push(kinds.raw);
+        vals.push(inv.residue.clone());
+        sel.push(kinds.same);
+        vals.push(inv.residue.slice(31, 0)?.repeat(8)?);
+        let ok = error.not();
+        let block = onehot_mux(&sel, &vals)?.and(&ok.repeat(256)?)?;
+        let u = &mut self.u;
+        let regs = [
+            u.reg(stages, "block", block)?,
+            u.reg(stages, "error", error)?,
+            u.reg(stages, "model", inv.model_id)?,
+        ];
+        for (name, mirrors, when) in [
+            // all zero when the golden model rejects the input
+            ("block", "block", When::Always),
+            ("error", "error", When::Always),
+            ("model", "model_id", When::Accepted),
+        ] {
+            self.probes
+                .record_reg(&u.m, stages, name, mirrors, when, None)?;
+        }
+        Ok(regs)
     }
-    sel.push(raw3);
-    vals.push(s3_residue.clone());
-    sel.push(same3);
-    vals.push(s3_residue.slice(31, 0)?.repeat(8)?);
-    let ok = s3_error.not();
-    let block = onehot_mux(&sel, &vals)?.and(&ok.repeat(256)?)?;
-    let s4_block = pipe.reg(&mut m, stages, "block", block)?;
-    let s4_error = pipe.reg(&mut m, stages, "error", s3_error)?;
-    let s4_model = pipe.reg(&mut m, stages, "model", s3_model_id)?;
-    for (name, mirrors, when) in [
-        // all zero when the golden model rejects the input
-        ("block", "block", When::Always),
-        ("error", "error", When::Always),
-        ("model", "model_id", When::Accepted),
-    ] {
-        probes.record_reg(&m, stages, name, mirrors, when, None)?;
-    }
-    m.assign(&out_block, s4_block)?;
-    m.assign(&out_error, s4_error)?;
-    m.assign(&out_model, s4_model)?;
-    let unit = pipe.describe(&m, probes.list);
-    Ok((m, unit))
 }
