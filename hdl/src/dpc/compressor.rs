@@ -11,8 +11,9 @@ use super::{len_width, DpcUnit};
 use crate::circuits::{bits_for, k, sum, wire};
 use crate::circuits::{compact, lookup, pack, Field};
 use crate::ir::{Expr, IrError, Module};
+use crate::mpc::probes::Probes;
 use crate::stream::StreamUnit;
-use crate::unit::UnitDescription;
+use crate::unit::{CopyField, DfManCopy, Mirror, StageProbe, UnitDescription, When};
 
 /// Segments of a data bus (segment 0 least significant).
 fn segments(data: &Expr, p: &DpcParams) -> Result<Vec<Expr>, IrError> {
@@ -96,7 +97,63 @@ pub fn build_described(p: &DpcParams, mode: Mode) -> Result<(Module, UnitDescrip
         let r = u.reg(2, "manipulated", pick)?;
         u.drive(&o, r)?;
     }
-    u.finish(Vec::new())
+    let probes = stage_probes(&u.m, mode)?;
+    u.finish(probes)
+}
+
+/// The stage probes of the compressor of `mode`: each stage's logic
+/// wires, then its registers (docs/hw/cosim.md).
+fn stage_probes(m: &Module, mode: Mode) -> Result<Vec<StageProbe>, IrError> {
+    let copy = |copy, field| Mirror::Copy { copy, field };
+    let (orig, man) = (DfManCopy::Original, DfManCopy::ZeroFilled);
+    let mut list = match mode {
+        Mode::Plain => vec![(1, "grp_es", Mirror::Es), (1, "grp_ones", Mirror::Ones)],
+        Mode::Truc => vec![
+            (1, "compacted", Mirror::Data),
+            (1, "npc", Mirror::Npc),
+            (1, "grp_es", Mirror::Es),
+            (1, "grp_ones", Mirror::Ones),
+        ],
+        Mode::Man => vec![
+            (1, "manip", copy(man, CopyField::Data)),
+            (1, "orig_es", copy(orig, CopyField::Es)),
+            (1, "orig_ones", copy(orig, CopyField::Ones)),
+            (1, "man_es", copy(man, CopyField::Es)),
+            (1, "man_ones", copy(man, CopyField::Ones)),
+            (1, "orig_len", copy(orig, CopyField::Len)),
+            (1, "man_len", copy(man, CopyField::Len)),
+            (1, "pick_man", Mirror::Manipulated),
+        ],
+    };
+    list.extend([
+        (1, "s1_data", Mirror::Data),
+        (1, "s1_es", Mirror::Es),
+        (1, "s1_ones", Mirror::Ones),
+    ]);
+    match mode {
+        Mode::Plain => {}
+        Mode::Truc => list.extend([
+            (1, "s1_npc", Mirror::Npc),
+            (1, "s1_mask", Mirror::Mask),
+            (2, "seg_count", Mirror::Segments),
+            (2, "raw_len", Mirror::RawLen),
+        ]),
+        Mode::Man => list.push((1, "s1_manipulated", Mirror::Manipulated)),
+    }
+    list.extend([
+        (2, "coded_len", Mirror::CodedLen),
+        (2, "compressed", Mirror::Compressed),
+        (2, "s2_bits", Mirror::OutputBits),
+        (2, "s2_len", Mirror::OutputLen),
+    ]);
+    if mode == Mode::Man {
+        list.push((2, "s2_manipulated", Mirror::Manipulated));
+    }
+    let mut probes = Probes::default();
+    for (stage, name, mirror) in list {
+        probes.record(m, stage, name, mirror, When::Always, None)?;
+    }
+    Ok(probes.list)
 }
 
 /// The stage-1 registers: the filtered block, its ES and all-ones bits,

@@ -12,8 +12,9 @@ use super::{len_width, DpcUnit};
 use crate::circuits::{bits_for, k, sum, wire};
 use crate::circuits::{expand, lookup, unpack};
 use crate::ir::{Expr, IrError, Module};
+use crate::mpc::probes::Probes;
 use crate::stream::StreamUnit;
-use crate::unit::UnitDescription;
+use crate::unit::{Mirror, StageProbe, UnitDescription, When};
 
 pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
     Ok(build_described(p, truc)?.0)
@@ -62,7 +63,41 @@ pub fn build_described(p: &DpcParams, truc: bool) -> Result<(Module, UnitDescrip
         let r = u.reg(2, "mask", mk)?;
         u.drive(&o, r)?;
     }
-    u.finish(Vec::new())
+    let probes = stage_probes(&u.m, truc)?;
+    u.finish(probes)
+}
+
+/// The stage probes of the decompressor (`truc`: the DF-TRUC one): each
+/// stage's logic wires, then its registers (docs/hw/cosim.md).
+fn stage_probes(m: &Module, truc: bool) -> Result<Vec<StageProbe>, IrError> {
+    let mut list = vec![(1, "flag", Mirror::Flag, When::Always)];
+    if truc {
+        list.extend([
+            (1, "npc", Mirror::Npc, When::Always),
+            (1, "seg_count", Mirror::Segments, When::Always),
+            (1, "raw_len", Mirror::RawLen, When::Always),
+        ]);
+    }
+    list.extend([
+        (1, "expected_len", Mirror::ExpectedLen, When::Always),
+        (1, "s1_block", Mirror::Data, When::Accepted),
+        (1, "s1_error", Mirror::Error, When::Always),
+    ]);
+    if truc {
+        list.push((1, "s1_mask", Mirror::Mask, When::Accepted));
+    }
+    list.extend([
+        (2, "s2_block", Mirror::Block, When::Always),
+        (2, "s2_error", Mirror::Error, When::Always),
+    ]);
+    if truc {
+        list.push((2, "s2_mask", Mirror::Mask, When::Always));
+    }
+    let mut probes = Probes::default();
+    for (stage, name, mirror, when) in list {
+        probes.record(m, stage, name, mirror, when, None)?;
+    }
+    Ok(probes.list)
 }
 
 /// The stage-1 registers: the decoded (or raw) block, the length error,

@@ -14,8 +14,9 @@ use golden::magbdi::Table;
 use super::fits;
 use crate::circuits::{first_set, k, onehot_mux, wire};
 use crate::ir::{Expr, IrError, Module};
+use crate::mpc::probes::Probes;
 use crate::stream::StreamUnit;
-use crate::unit::UnitDescription;
+use crate::unit::{Mirror, SizeField, UnitDescription, When};
 
 pub const MODULE: &str = "bdi_compressor";
 
@@ -45,6 +46,7 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
     let vals: Vec<Expr> = (0..n as u32)
         .map(|j| in_block.slice(w * j + w - 1, w * j))
         .collect::<Result<_, _>>()?;
+    let mut probes = Probes::default();
     let mut fit_flags = Vec::new();
     let mut datas = Vec::new();
     let mut codes = Vec::new();
@@ -106,6 +108,15 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
             data = data.zext(bus)?;
         }
         let data = wire(m, &format!("{cu}_data"), data)?;
+        for (signal, field) in [
+            ("zfit", SizeField::ZeroFit),
+            ("base", SizeField::Base),
+            ("fits", SizeField::Fits),
+            ("data", SizeField::Data),
+        ] {
+            let mirror = Mirror::Size { index: i, field };
+            probes.record(m, 1, &format!("{cu}_{signal}"), mirror, When::Always, None)?;
+        }
         fit_flags.push(f);
         datas.push(data);
     }
@@ -125,7 +136,11 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
     let mut u = u.pipeline(super::LATENCY)?;
     let s1_enc = u.reg(1, "enc", enc)?;
     let s1_data = u.reg(1, "data", data)?;
+    for (name, mirror) in [("enc", Mirror::Encoding), ("data", Mirror::Data)] {
+        probes.record(&u.m, 1, name, mirror, When::Always, None)?;
+        probes.record_reg(&u.m, 1, name, mirror, When::Always, None)?;
+    }
     u.drive(&out_enc, s1_enc)?;
     u.drive(&out_data, s1_data)?;
-    u.finish(Vec::new())
+    u.finish(probes.list)
 }

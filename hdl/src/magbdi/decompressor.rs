@@ -13,8 +13,9 @@ use golden::magbdi::{DeltaMode, Table};
 
 use crate::circuits::{eq_const, k, onehot_mux, wire};
 use crate::ir::{Expr, IrError, Module};
+use crate::mpc::probes::Probes;
 use crate::stream::StreamUnit;
-use crate::unit::UnitDescription;
+use crate::unit::{Mirror, UnitDescription, When};
 
 pub const MODULE: &str = "bdi_decompressor";
 
@@ -127,7 +128,18 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
     let mut u = u.pipeline(super::LATENCY)?;
     let s1_block = u.reg(1, "block", block)?;
     let s1_error = u.reg(1, "error", error)?;
+    let mut probes = Probes::default();
+    for (name, mirror, when) in [
+        ("base", Mirror::Base, When::Always),
+        ("mask", Mirror::Mask, When::Always),
+        ("error", Mirror::Error, When::Always),
+        ("decoded", Mirror::Block, When::NotRaw),
+    ] {
+        probes.record(&u.m, 1, name, mirror, when, None)?;
+    }
+    probes.record_reg(&u.m, 1, "block", Mirror::Block, When::Always, None)?;
+    probes.record_reg(&u.m, 1, "error", Mirror::Error, When::Always, None)?;
     u.drive(&out_block, s1_block)?;
     u.drive(&out_error, s1_error)?;
-    u.finish(Vec::new())
+    u.finish(probes.list)
 }
