@@ -19,7 +19,7 @@
 use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, BLOCK_BYTES, STREAM_BITS, SYMBOLS};
 
 use super::probes::{Probes, When};
-use super::table1::{self, LEN_BITS, SLOT};
+use super::table1::{self, ALL_ZERO_LEN, LEN_BITS, RUN_LEN, SLOT, SYMBOL_BITS, ZERO_LEN};
 use super::COMPRESSOR_STAGES;
 use crate::circuits::{
     bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, shr_var, sub_prefix_gray,
@@ -34,10 +34,11 @@ pub const LEN_WIDTH: u32 = 9;
 /// Width of the length of two code slots side by side (at most 34).
 const PAIR_LEN_BITS: u32 = 6;
 
-/// Symbol `m` (16 bits) of a 256-bit symbol bus (symbol 0 in the MSBs).
+/// Symbol `m` ([`SYMBOL_BITS`] bits) of a 256-bit symbol bus (symbol 0 in
+/// the MSBs).
 pub fn symbol(bus: &Expr, m: usize) -> Result<Expr, IrError> {
-    let hi = 255 - 16 * m as u32;
-    bus.slice(hi, hi - 15)
+    let hi = STREAM_BITS as u32 - 1 - SYMBOL_BITS * m as u32;
+    bus.slice(hi, hi + 1 - SYMBOL_BITS)
 }
 
 /// Predictor `pr`'s prediction of `block` (wires and constant shifts).
@@ -73,7 +74,7 @@ fn residues(
 
 /// The bit-planes of a residue block: plane q, column j at bit 32q + j.
 fn planes_of(residue: &Expr) -> Result<Expr, IrError> {
-    let mut plane_bits = Vec::with_capacity(256);
+    let mut plane_bits = Vec::with_capacity(STREAM_BITS);
     for q in (0..8u32).rev() {
         for j in (0..32u32).rev() {
             plane_bits.push(residue.bit(8 * j + q)?);
@@ -85,7 +86,7 @@ fn planes_of(residue: &Expr) -> Result<Expr, IrError> {
 /// Predictor `pr`'s reorder of the XORed planes: stream bit o (bus bit
 /// 255-o) = natural[reorder[o]] (wires).
 fn reordered(pr: &Predictor, xored: &Expr) -> Result<Expr, IrError> {
-    let mut stream = Vec::with_capacity(256);
+    let mut stream = Vec::with_capacity(STREAM_BITS);
     for &n in pr.reorder.iter() {
         let n = n as u32;
         let (q, j) = (7 - n / 32, n % 32);
@@ -471,11 +472,15 @@ fn symbol_codes_classes(
         if !with_codes {
             continue;
         }
-        // zero-symbol codes: one zero, a run, or (symbol 0, all 16 zero) run 15 + one zero
+        // zero-symbol codes: one zero, a run, or (symbol 0, all zero) run
+        // 15 + one zero
         let run = table1::run_length(&zero, s)?;
-        let run_code = Expr::concat([k(0b010, 3)?, run.slice(3, 0)?, k(0, 10)?])?;
-        let full = Expr::concat([k(0b010_1111_0011, 11)?, k(0, 6)?])?;
-        let one = Expr::concat([k(0b0011, 4)?, k(0, 13)?])?;
+        let run_code = Expr::concat([k(0b010, 3)?, run.slice(3, 0)?, k(0, SLOT - RUN_LEN)?])?;
+        let full = Expr::concat([
+            k(0b010_1111_0011, ALL_ZERO_LEN)?,
+            k(0, SLOT - ALL_ZERO_LEN)?,
+        ])?;
+        let one = Expr::concat([k(0b0011, ZERO_LEN)?, k(0, SLOT - ZERO_LEN)?])?;
         let all = if s == 0 {
             runs.all.clone()
         } else {
@@ -996,7 +1001,7 @@ fn slots(
         let len = table1::priority(
             &[
                 (is_pred.clone(), lens[s].clone()),
-                (chunk_sel, k(16, LEN_BITS)?),
+                (chunk_sel, k(SYMBOL_BITS as u128, LEN_BITS)?),
             ],
             k(0, LEN_BITS)?,
         )?;

@@ -19,11 +19,13 @@
 //!   trees (adders); the custom models and the output mux: `s<N>_block`,
 //!   `s<N>_error`, `s<N>_model`.
 
-use golden::mpc::{ByteRule, ModelSet, Predictor, BLOCK_BYTES, SYMBOLS};
+use golden::mpc::{ByteRule, ModelSet, Predictor, BLOCK_BYTES, STREAM_BITS, SYMBOLS};
 
-use super::compressor::LEN_WIDTH;
+use super::compressor::{symbol, LEN_WIDTH};
 use super::probes::{Probes, When};
-use super::table1::priority;
+use super::table1::{
+    priority, DEFAULT_LEN, HALF_LEN, PAIR_LEN, RUN_LEN, SINGLE_LEN, SLOT, SYMBOL_BITS, ZERO_LEN,
+};
 use super::{DECOMPRESSOR_LATENCY, DECOMPRESSOR_STAGES};
 use crate::circuits::{
     bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, shl_var_top, wire,
@@ -49,8 +51,12 @@ struct State {
 const PAIRED_FROM: usize = 6;
 
 /// Code lengths of Table 1, in the order the length flags of [`lengths`]
-/// use.
-const CODE_LENS: [u32; 5] = [17, 7, 4, 8, 12];
+/// use (a run and a single 1 share `01x`, and so one length).
+const CODE_LENS: [u32; 5] = [DEFAULT_LEN, SINGLE_LEN, ZERO_LEN, PAIR_LEN, HALF_LEN];
+const _: () = assert!(RUN_LEN == SINGLE_LEN);
+
+/// The shortest code.
+const MIN_LEN: u32 = ZERO_LEN;
 
 /// Which of the five code lengths a code starting with the four bits
 /// `top4` (first bit at bit 3) has: `1` 17; `01x` 7; `0011` 4; `0000` 8;
@@ -109,8 +115,8 @@ fn decode(m: &mut Module, name: &str, head: &Expr) -> Result<Code, IrError> {
     let count = std::iter::once(Ok(Expr::bool(false)))
         .chain((0..15).map(|c| count.bit(c)))
         .collect::<Result<_, _>>()?;
-    let mut single_bits = Vec::with_capacity(16);
-    let mut pair_bits = Vec::with_capacity(16);
+    let mut single_bits = Vec::with_capacity(SYMBOL_BITS as usize);
+    let mut pair_bits = Vec::with_capacity(SYMBOL_BITS as usize);
     for b in (0..16u32).rev() {
         // value bit b is position q = 15 - b
         let q = 15 - b;
@@ -131,13 +137,13 @@ fn decode(m: &mut Module, name: &str, head: &Expr) -> Result<Code, IrError> {
             (is_default, head.slice(15, 0)?),
             (is_single, Expr::concat(single_bits)?),
             (is_pair.clone(), Expr::concat(pair_bits)?),
-            (is_front, half.zext(16)?),
+            (is_front, half.zext(SYMBOL_BITS)?),
             (
                 eq_const(&top4, 0b0010)?,
                 Expr::concat([half.clone(), k(0, 8)?])?,
             ),
         ],
-        k(0, 16)?,
+        k(0, SYMBOL_BITS)?,
     )?;
     let value = wire(m, &format!("{name}_value"), value)?;
     let invalid = is_run
@@ -195,7 +201,7 @@ fn decode_stage(
     hold: bool,
 ) -> Result<Decoded, IrError> {
     // length flags at each offset a code of the stage can start
-    let max_start = 17 * (n as u32 - 1);
+    let max_start = SLOT * (n as u32 - 1);
     let lens_at: Vec<Vec<Expr>> = (0..=max_start)
         .map(|j| lengths(&bits_at(&st.stream, j, 4)?))
         .collect::<Result<_, _>>()?;
@@ -203,9 +209,9 @@ fn decode_stage(
     let mut progress = Progress {
         symbols: st.symbols.clone(),
         // the symbol count, one-hot over 0..=16 (16: all symbols decoded)
-        index: (0..16u128)
+        index: (0..SYMBOLS as u128)
             .map(|j| eq_const(&st.index, j))
-            .chain([st.index.cmp_ge(&k(16, 5)?)])
+            .chain([st.index.cmp_ge(&k(SYMBOLS as u128, 5)?)])
             .collect::<Result<_, _>>()?,
         error: st.error.clone(),
     };
@@ -248,7 +254,7 @@ fn decode_stage(
     } else if hold {
         // stage 1: the stream is also the raw and same-words payload, so a
         // non-predictor model's stays where it is
-        let aw = bits_for(17 * n as u64);
+        let aw = bits_for((SLOT * n as u32) as u64);
         let end = ends[n].slice(aw - 1, 0)?;
         let amount = wire(
             m,
@@ -259,7 +265,7 @@ fn decode_stage(
         let shifted = shl_var_top(m, &name, &st.stream, &amount, keep)?;
         wire(m, &name, shifted)?
     } else {
-        shift_past(m, last, &st.stream, &starts[n], 17 * n as u32, keep)?
+        shift_past(m, last, &st.stream, &starts[n], SLOT * n as u32, keep)?
     };
     Ok(Decoded {
         state: State {
@@ -378,9 +384,9 @@ fn code_starts(
         let (lo, flags) = if two { &starts[i - 1] } else { &starts[i] };
         let (lo, hi) = (*lo, lo + flags.len() as u32 - 1);
         let (nlo, nhi) = if two {
-            (lo + 8, hi + 34)
+            (lo + 2 * MIN_LEN, hi + 2 * SLOT)
         } else {
-            (lo + 4, hi + 17)
+            (lo + MIN_LEN, hi + SLOT)
         };
         let mut next: Vec<Option<Expr>> = vec![None; (nhi - nlo + 1) as usize];
         for (o, f) in flags.iter().enumerate() {
@@ -454,10 +460,15 @@ fn decode_code(
     } = progress;
     let (lo, flags) = start;
     let heads: Vec<Expr> = (0..flags.len() as u32)
-        .map(|o| bits_at(stream, lo + o, 17))
+        .map(|o| bits_at(stream, lo + o, SLOT))
         .collect::<Result<_, _>>()?;
     let code = decode(m, &format!("dec{c}"), &onehot_mux(flags, &heads)?)?;
-    let active = wire(m, &format!("dec{c}_active"), is_pred.and(&index[16].not())?)?;
+    let all_decoded = &index[SYMBOLS];
+    let active = wire(
+        m,
+        &format!("dec{c}_active"),
+        is_pred.and(&all_decoded.not())?,
+    )?;
     let (next, overflow) = advance_count(&index, &code.count, c)?;
     let bad = wire(
         m,
@@ -468,14 +479,13 @@ fn decode_code(
     let mut slots = Vec::with_capacity(SYMBOLS);
     // (slots below `c` are written by earlier codes only)
     for (s, at) in index.iter().take(SYMBOLS).enumerate() {
-        let hi = 255 - 16 * s as u32;
-        let old = symbols.slice(hi, hi - 15)?;
+        let old = symbol(&symbols, s)?;
         if s < c {
             slots.push(old);
             continue;
         }
         let here = is_pred.and(at)?;
-        slots.push(old.or(&code.value.and(&here.repeat(16)?)?)?);
+        slots.push(old.or(&code.value.and(&here.repeat(SYMBOL_BITS)?)?)?);
     }
     let symbols = wire(m, &format!("dec{c}_symbols"), Expr::concat(slots)?)?;
     // (a non-predictor model moves the count too: nothing reads it)
@@ -491,7 +501,7 @@ fn decode_code(
         )?;
         (0..=c)
             .map(|_| Ok(Expr::bool(false)))
-            .chain((0..(16 - c) as u32).map(|o| bus.bit(o)))
+            .chain((0..(SYMBOLS - c) as u32).map(|o| bus.bit(o)))
             .collect::<Result<_, _>>()?
     };
     let error = wire(m, &format!("dec{c}_error"), error.or(&bad)?)?;
@@ -509,24 +519,24 @@ fn decode_code(
 /// symbols (one-hot, bit 0 never set): every count at or past 16 in one
 /// place, and whether it ran past 16 (an overflow).
 fn advance_count(index: &[Expr], count: &[Expr], c: usize) -> Result<(Vec<Expr>, Expr), IrError> {
-    let mut next: Vec<Option<Expr>> = vec![None; 17];
+    let mut next: Vec<Option<Expr>> = vec![None; SYMBOLS + 1];
     let mut overflow: Option<Expr> = None;
     // every code before this one stood for at least one symbol (a run
     // of none is malformed and flagged), so the count is at least `c`
     // here: counts below `c`, and a code of no symbols, can only follow
     // an error and are left out
-    for (from, f) in index.iter().take(16).enumerate().skip(c) {
+    for (from, f) in index.iter().take(SYMBOLS).enumerate().skip(c) {
         for (cnt, g) in count.iter().enumerate().skip(1) {
             let to = from + cnt;
-            let slot = if to > 16 {
+            let slot = if to > SYMBOLS {
                 &mut overflow
             } else {
-                &mut next[to.min(16)]
+                &mut next[to]
             };
             or_into(slot, f.and(g)?)?;
         }
     }
-    or_into(&mut next[16], index[16].clone())?;
+    or_into(&mut next[SYMBOLS], index[SYMBOLS].clone())?;
     let next = next
         .into_iter()
         .map(|t| t.unwrap_or_else(|| Expr::bool(false)))
@@ -551,11 +561,11 @@ fn length_checks(
         &[
             (zero.clone(), k(h as u128, LEN_WIDTH)?),
             (same.clone(), k(h as u128 + 32, LEN_WIDTH)?),
-            (raw.clone(), k(h as u128 + 256, LEN_WIDTH)?),
+            (raw.clone(), k(h as u128 + STREAM_BITS as u128, LEN_WIDTH)?),
         ],
         used.clone(),
     )?;
-    let incomplete = is_pred.and(&index.cmp_ne(&k(16, 5)?)?)?;
+    let incomplete = is_pred.and(&index.cmp_ne(&k(SYMBOLS as u128, 5)?)?)?;
     incomplete.or(&expected_len.cmp_ne(len)?)
 }
 
@@ -593,11 +603,11 @@ fn inverse_transform(
 ) -> Result<Expr, IrError> {
     let when = When::Model(id);
     // natural index n comes from stream position o where reorder[o] = n
-    let mut position = [0u32; 256];
+    let mut position = [0u32; STREAM_BITS];
     for (o, &n) in pr.reorder.iter().enumerate() {
         position[n as usize] = o as u32;
     }
-    let mut xbits = Vec::with_capacity(256);
+    let mut xbits = Vec::with_capacity(STREAM_BITS);
     for q in (0..8u32).rev() {
         for j in (0..32u32).rev() {
             let n = 32 * (7 - q) + j;
@@ -885,7 +895,7 @@ impl Decompressor<'_> {
         let too_long = in_len.cmp_gt(&k(wbits as u128, LEN_WIDTH)?)?;
         let st = State {
             stream: in_bits.slice(wbits - h - 1, 0)?,
-            symbols: k(0, 256)?,
+            symbols: k(0, STREAM_BITS as u32)?,
             index: k(0, 5)?,
             used: k(h as u128, LEN_WIDTH)?,
             error: bad_id.or(&too_long)?,
@@ -925,7 +935,7 @@ impl Decompressor<'_> {
             let keep = if s == 1 {
                 st.stream.width()
             } else {
-                (17 * remaining as u32).min(st.stream.width())
+                (SLOT * remaining as u32).min(st.stream.width())
             };
             let d = decode_stage(m, carried.code, n, st, &is_pred, keep, s == 1)?;
             *st = d.state;
@@ -1118,7 +1128,7 @@ impl Decompressor<'_> {
         sel.push(kinds.same);
         vals.push(inv.residue.slice(31, 0)?.repeat(8)?);
         let ok = error.not();
-        let block = onehot_mux(&sel, &vals)?.and(&ok.repeat(256)?)?;
+        let block = onehot_mux(&sel, &vals)?.and(&ok.repeat(8 * BLOCK_BYTES as u32)?)?;
         let u = &mut self.u;
         let regs = [
             u.reg(stages, "block", block)?,

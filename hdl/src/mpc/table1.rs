@@ -1,12 +1,33 @@
 //! Table-1 symbol classification and codes in hardware
 //! (docs/spec/mpc.md section 4). Codes are produced **left-aligned** in a
-//! 17-bit slot: the code's first bit is slot bit 16.
+//! [`SLOT`]-bit slot (17 bits): the code's first bit is the slot's top bit.
+
+use golden::mpc::{STREAM_BITS, SYMBOLS};
 
 use crate::circuits::{eq_const, k, popcount, wire};
 use crate::ir::{Expr, IrError, Module};
 
+/// Bits of one symbol.
+pub const SYMBOL_BITS: u32 = (STREAM_BITS / SYMBOLS) as u32;
+
+/// The code lengths of Table 1 (golden `table1::Code::bit_len`): one zero
+/// symbol `0011`.
+pub const ZERO_LEN: u32 = 4;
+/// A run of 2..=15 zero symbols: `010` and the run length.
+pub const RUN_LEN: u32 = 7;
+/// A single 1: `011` and its position.
+pub const SINGLE_LEN: u32 = 7;
+/// Two adjacent 1s: `0000` and the first one's position.
+pub const PAIR_LEN: u32 = 8;
+/// A zero half: `0001` or `0010` and the other half.
+pub const HALF_LEN: u32 = 12;
+/// Anything else: `1` and the symbol.
+pub const DEFAULT_LEN: u32 = 1 + SYMBOL_BITS;
+/// All symbols zero: a run of 15 and one zero.
+pub const ALL_ZERO_LEN: u32 = RUN_LEN + ZERO_LEN;
+
 /// Width of one code slot (the longest code).
-pub const SLOT: u32 = 17;
+pub const SLOT: u32 = DEFAULT_LEN;
 /// Width of a code length.
 pub const LEN_BITS: u32 = 5;
 
@@ -102,20 +123,20 @@ pub fn priority(cases: &[(Expr, Expr)], default: Expr) -> Result<Expr, IrError> 
 pub fn nonzero_len(c: &SymbolClass) -> Result<Expr, IrError> {
     priority(
         &[
-            (c.single.clone(), k(7, LEN_BITS)?),
-            (c.pair.clone(), k(8, LEN_BITS)?),
-            (c.front.or(&c.back)?, k(12, LEN_BITS)?),
+            (c.single.clone(), k(SINGLE_LEN as u128, LEN_BITS)?),
+            (c.pair.clone(), k(PAIR_LEN as u128, LEN_BITS)?),
+            (c.front.or(&c.back)?, k(HALF_LEN as u128, LEN_BITS)?),
         ],
-        k(17, LEN_BITS)?,
+        k(DEFAULT_LEN as u128, LEN_BITS)?,
     )
 }
 
 /// Left-aligned code of a nonzero symbol `s`.
 pub fn nonzero_code(c: &SymbolClass, s: &Expr) -> Result<Expr, IrError> {
-    let single = Expr::concat([k(0b011, 3)?, c.q_single.clone(), k(0, 10)?])?;
-    let pair = Expr::concat([k(0b0000, 4)?, c.q_pair.clone(), k(0, 9)?])?;
-    let front = Expr::concat([k(0b0001, 4)?, s.slice(7, 0)?, k(0, 5)?])?;
-    let back = Expr::concat([k(0b0010, 4)?, s.slice(15, 8)?, k(0, 5)?])?;
+    let single = Expr::concat([k(0b011, 3)?, c.q_single.clone(), k(0, SLOT - SINGLE_LEN)?])?;
+    let pair = Expr::concat([k(0b0000, 4)?, c.q_pair.clone(), k(0, SLOT - PAIR_LEN)?])?;
+    let front = Expr::concat([k(0b0001, 4)?, s.slice(7, 0)?, k(0, SLOT - HALF_LEN)?])?;
+    let back = Expr::concat([k(0b0010, 4)?, s.slice(15, 8)?, k(0, SLOT - HALF_LEN)?])?;
     let default = Expr::concat([k(1, 1)?, s.clone()])?;
     priority(
         &[
@@ -134,7 +155,7 @@ pub struct ZeroRuns {
     pub start: Vec<Expr>,
     /// Symbol m is the only zero of its run.
     pub single: Vec<Expr>,
-    /// All 16 symbols are zero.
+    /// All symbols are zero.
     pub all: Expr,
 }
 
@@ -188,10 +209,32 @@ pub fn zero_len(r: &ZeroRuns, i: usize) -> Result<Expr, IrError> {
     };
     let len = priority(
         &[
-            (r.single[i].clone(), k(4, LEN_BITS)?),
-            (full, k(11, LEN_BITS)?),
+            (r.single[i].clone(), k(ZERO_LEN as u128, LEN_BITS)?),
+            (full, k(ALL_ZERO_LEN as u128, LEN_BITS)?),
         ],
-        k(7, LEN_BITS)?,
+        k(RUN_LEN as u128, LEN_BITS)?,
     )?;
     Expr::mux(&r.start[i], &len, &k(0, LEN_BITS)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use golden::mpc::table1::Code;
+
+    /// The code lengths are the golden model's.
+    #[test]
+    fn code_lengths_are_the_golden_ones() {
+        assert_eq!(Code::Zero.bit_len(), ZERO_LEN);
+        assert_eq!(Code::ZeroRun(2).bit_len(), RUN_LEN);
+        assert_eq!(Code::SingleOne(0).bit_len(), SINGLE_LEN);
+        assert_eq!(Code::TwoOnes(0).bit_len(), PAIR_LEN);
+        assert_eq!(Code::FrontHalfZero(1).bit_len(), HALF_LEN);
+        assert_eq!(Code::BackHalfZero(1).bit_len(), HALF_LEN);
+        assert_eq!(Code::Default(0x8421).bit_len(), DEFAULT_LEN);
+        let all_zero = golden::mpc::table1::zero_run_len(SYMBOLS);
+        assert_eq!(all_zero, ALL_ZERO_LEN);
+        assert_eq!(SLOT, 17);
+        assert_eq!(SYMBOL_BITS, 16);
+    }
 }
