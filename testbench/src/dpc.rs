@@ -771,7 +771,7 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
             out_width: out_width(&p, unit),
             coverage,
         };
-        reports.extend(stream_unit::run_unit(&u, |idx, o| {
+        let mut found = stream_unit::run_unit(&u, |idx, o| {
             let Some(v) = vecs.get(idx) else {
                 return Err(format!("{name}: output index {idx} out of range"));
             };
@@ -785,7 +785,14 @@ pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
                     diff(&g, &v.expect)
                 ))
             }
-        })?);
+        })?;
+        let dirs = crate::locate::stream::LocateDirs { root: &root, name };
+        for r in &mut found {
+            crate::locate::stream::add_location(r, &buses, |sim, idx, input| {
+                crate::locate::stream::locate_dpc(sim, p, unit, &rtl, input, idx, &dirs)
+            });
+        }
+        reports.extend(found);
     }
     Ok(reports)
 }

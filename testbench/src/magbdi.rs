@@ -562,7 +562,7 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
             out_width: out_width(unit, e, bb),
             coverage,
         };
-        reports.extend(stream_unit::run_unit(&u, |idx, o| {
+        let mut found = stream_unit::run_unit(&u, |idx, o| {
             let g = got(unit, e, bb, o);
             let want = expect.get(idx);
             if want == Some(&g) {
@@ -573,7 +573,17 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
                     "{unit} vector {idx} (input block {input}): got {g:02x?}, golden {want:02x?}"
                 ))
             }
-        })?);
+        })?;
+        let dirs = crate::locate::stream::LocateDirs {
+            root: &root,
+            name: unit.name(),
+        };
+        for r in &mut found {
+            crate::locate::stream::add_location(r, &buses, |sim, idx, input| {
+                crate::locate::stream::locate_magbdi(sim, cfg.params, unit, &rtl, input, idx, &dirs)
+            });
+        }
+        reports.extend(found);
     }
     Ok(reports)
 }

@@ -12,7 +12,9 @@ use golden::magbdi::{DeltaMode, MagBdi, Params};
 use hdl::ir::mutate::{self, Operator, Site};
 use hdl::ir::{Bits, Sim};
 use hdl::unit::ProbeKind;
-use testbench::locate::stream::{locate_stream, StreamFailing, StreamUnit};
+use testbench::locate::stream::{
+    locate_dpc, locate_magbdi, locate_stream, LocateDirs, StreamFailing, StreamUnit,
+};
 use testbench::locate::{compare_probes, stage_valid, Location, Sampler};
 use testbench::stream_unit::{self, LeBus, StreamTarget};
 use testbench::Simulator;
@@ -270,4 +272,76 @@ fn a_broken_dpc_compressor_register_is_located() {
     input.put_bytes(&block);
     input.put_uint(0b0001, params.sectors());
     located_at(target, StreamUnit::Dpc { params, unit }, input, "s1_data");
+}
+
+/// What `cosim magbdi` and `cosim dpc` call on a mismatch, on generated
+/// units and a vector they get right: nothing differs; the loopback is
+/// located on its compressor, then on its decompressor.
+#[test]
+fn the_cosim_locators_find_no_difference_on_the_generated_units() {
+    if !stream_unit::icarus_or_skip() {
+        return;
+    }
+    let root = locate_dir("cosim-path");
+    let params = Params::new(64, 16, 2, DeltaMode::Unsigned);
+    let bdi = root.join("bdi");
+    let paths = hdl::magbdi::write_units(params, &bdi, &hdl::magbdi::UNITS, "test").expect("units");
+    let rtl: Vec<PathBuf> = paths
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "v"))
+        .collect();
+    let mut input = LeBus::new();
+    input.put_bytes(&(0..64u8).map(|i| i / 3).collect::<Vec<_>>());
+    let dirs = LocateDirs {
+        root: &bdi,
+        name: "loopback",
+    };
+    let loc = locate_magbdi(
+        Simulator::Icarus,
+        params,
+        testbench::Unit::Loopback,
+        &rtl,
+        &input,
+        3,
+        &dirs,
+    )
+    .expect("located");
+    assert!(loc.first_stage.is_none() && loc.isolated_ok, "{loc}");
+    assert!(
+        loc.notes[0].starts_with("loopback: no compressor stage differs"),
+        "{loc}"
+    );
+    assert!(
+        loc.compared
+            .iter()
+            .any(|c| c == "bdi_decompressor.s1_block"),
+        "{loc}"
+    );
+    assert!(loc
+        .dir
+        .ends_with("cosim/loopback/mismatch-icarus-3/decompressor"));
+
+    let p = DpcParams::default();
+    let dpc = root.join("dpc");
+    let paths = hdl::family::write_units(&p, &dpc, &hdl::dpc::UNITS, "test").expect("units");
+    let rtl: Vec<PathBuf> = paths
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "v"))
+        .collect();
+    let unit = hdl::dpc::DpcUnit::Compressor(Mode::Truc);
+    let mut input = LeBus::new();
+    input.put_bytes(&vec![7u8; p.block_bytes()]);
+    input.put_uint(0b0110, p.sectors());
+    let dirs = LocateDirs {
+        root: &dpc,
+        name: unit.module_name(),
+    };
+    let loc = locate_dpc(Simulator::Icarus, p, unit, &rtl, &input, 0, &dirs).expect("located");
+    assert!(loc.first_stage.is_none() && loc.isolated_ok, "{loc}");
+    assert!(
+        loc.compared
+            .iter()
+            .any(|c| c == "dpc_truc_compressor.s2_bits"),
+        "{loc}"
+    );
 }

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::schedule::Schedule;
 use crate::sim::{self, CxxOpt, TbSpec};
-use crate::stream_unit::{self, LeBus, SimRun, StreamTarget};
+use crate::stream_unit::{self, LeBus, SimRun, StreamReport, StreamTarget};
 use crate::vcd::Vcd;
 use crate::Simulator;
 
@@ -402,4 +402,163 @@ pub fn locate_stream(
     let report = out_dir.join("report.txt");
     std::fs::write(&report, loc.to_string()).map_err(io(&report))?;
     Ok(loc)
+}
+
+/// Where a located mismatch of a stream unit goes: `<root>/sim-<sim>/
+/// <name>-trace` (the traced build) and `<root>/cosim/<name>/mismatch-
+/// <sim>-<index>` (VCD, GTKWave save file, report).
+pub struct LocateDirs<'a> {
+    /// The configuration's work directory.
+    pub root: &'a Path,
+    /// The unit's name in directories (as the co-simulation names it).
+    pub name: &'a str,
+}
+
+impl LocateDirs<'_> {
+    fn build(&self, sim: Simulator) -> PathBuf {
+        self.root
+            .join(format!("sim-{}", sim.name()))
+            .join(format!("{}-trace", self.name))
+    }
+
+    fn out(&self, sim: Simulator, index: usize) -> PathBuf {
+        self.root
+            .join("cosim")
+            .join(self.name)
+            .join(format!("mismatch-{}-{index}", sim.name()))
+    }
+}
+
+/// Locate input `input` (vector `index` of the run) of the MAG-aware BDI
+/// `unit` co-simulated from the Verilog `rtl`. The loopback is located on
+/// its compressor, and when no compressor stage differs, on its
+/// decompressor with the golden encoding of the block as input.
+pub fn locate_magbdi(
+    sim: Simulator,
+    params: golden::magbdi::Params,
+    unit: crate::Unit,
+    rtl: &[PathBuf],
+    input: &LeBus,
+    index: usize,
+    dirs: &LocateDirs<'_>,
+) -> Result<Location, LocateError> {
+    let refused = |message: String| LocateError::Golden {
+        unit: format!("MAG-aware BDI {unit}"),
+        message,
+    };
+    let one = |side: hdl::Side, input: LeBus, tag: &str| {
+        let tb_unit = match side {
+            hdl::Side::Compressor => crate::Unit::Compressor,
+            hdl::Side::Decompressor => crate::Unit::Decompressor,
+        };
+        let target = crate::magbdi::target(params, tb_unit, 1, 0, None)
+            .map_err(|e| refused(e.to_string()))?;
+        let f = StreamFailing {
+            target: &target,
+            unit: StreamUnit::MagBdi { params, unit: side },
+            rtl: Some(rtl),
+            input,
+            index,
+        };
+        let out = dirs.out(sim, index).join(tag);
+        locate_stream(sim, &f, &dirs.build(sim), &out)
+    };
+    match unit {
+        crate::Unit::Compressor => one(hdl::Side::Compressor, input.clone(), ""),
+        crate::Unit::Decompressor => one(hdl::Side::Decompressor, input.clone(), ""),
+        crate::Unit::Loopback => {
+            let comp = one(hdl::Side::Compressor, input.clone(), "compressor")?;
+            if comp.first_stage.is_some() {
+                return Ok(comp);
+            }
+            let codec = MagBdi::new(params).map_err(|e| refused(e.to_string()))?;
+            let bb = params.block_bytes;
+            let e = codec.encode(&input.bytes(0, bb));
+            let mut data = e.data;
+            data.resize(bb, 0);
+            let mut bus = LeBus::new();
+            bus.put_bytes(&data);
+            bus.put_uint(e.encoding as u64, codec.table().encoding_bits() as usize);
+            let mut dec = one(hdl::Side::Decompressor, bus, "decompressor")?;
+            dec.notes.insert(
+                0,
+                format!(
+                    "loopback: no compressor stage differs ({} signals compared, {}); the decompressor is located on the golden encoding",
+                    comp.compared.len(),
+                    comp.dir.display()
+                ),
+            );
+            Ok(dec)
+        }
+    }
+}
+
+/// Locate input `input` (vector `index` of the run) of the DPC `unit`
+/// co-simulated from the Verilog `rtl`.
+pub fn locate_dpc(
+    sim: Simulator,
+    params: DpcParams,
+    unit: hdl::dpc::DpcUnit,
+    rtl: &[PathBuf],
+    input: &LeBus,
+    index: usize,
+    dirs: &LocateDirs<'_>,
+) -> Result<Location, LocateError> {
+    let target =
+        crate::dpc::target(params, unit, 1, 0, None).map_err(|e| LocateError::Golden {
+            unit: unit.module_name().to_string(),
+            message: e.to_string(),
+        })?;
+    let f = StreamFailing {
+        target: &target,
+        unit: StreamUnit::Dpc { params, unit },
+        rtl: Some(rtl),
+        input: input.clone(),
+        index,
+    };
+    locate_stream(sim, &f, &dirs.build(sim), &dirs.out(sim, index))
+}
+
+/// On the first mismatch of `report` (a run of `vectors`), locate that
+/// vector alone with `locate(sim, index, input)` and add what the locator
+/// found to the report's problems: the first differing stage and signal
+/// and the report, VCD and GTKWave files, or why it could not locate.
+pub fn add_location(
+    report: &mut StreamReport,
+    vectors: &[LeBus],
+    locate: impl FnOnce(Simulator, usize, &LeBus) -> Result<Location, LocateError>,
+) {
+    let Some(index) = report.first_mismatch else {
+        return;
+    };
+    let Some(input) = vectors.get(index) else {
+        return;
+    };
+    let line = match locate(report.sim, index, input) {
+        Ok(loc) => {
+            let verdict = match (&loc.first_stage, loc.diffs.first()) {
+                (Some(stage), Some(d)) => format!(
+                    "first differing stage: {stage}, signal {} (golden {})",
+                    d.signal, d.meaning
+                ),
+                _ if loc.isolated_ok => "the vector alone gives the golden output: the failure depends on its neighbours, stalls or resets".to_string(),
+                _ => format!(
+                    "no compared stage signal differs ({} compared)",
+                    loc.compared.len()
+                ),
+            };
+            let gtkw = loc
+                .gtkw
+                .first()
+                .map(|g| format!(", gtkwave -a {}", g.display()))
+                .unwrap_or_default();
+            format!(
+                "stage locator, vector {index} alone: {verdict}; {}{gtkw}",
+                loc.dir.join("report.txt").display()
+            )
+        }
+        Err(e) => format!("stage locator, vector {index}: could not locate the mismatch: {e}"),
+    };
+    // after the first mismatch's own line
+    report.problems.insert(report.problems.len().min(1), line);
 }
