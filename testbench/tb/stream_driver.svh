@@ -130,6 +130,9 @@
     hold_check = 1'b0;
     prev_out = {OW{1'b0}};
     after_rst = 1'b1;
+    // an output with no vector accepted in its slot (handshake rule 6)
+    // still gets a number for its latency
+    for (slot = 0; slot < RING; slot = slot + 1) acc_cyc[slot] = 0;
     if (vcd_from == 0) start_dump();
   end
 

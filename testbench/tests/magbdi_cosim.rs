@@ -29,3 +29,33 @@ fn bdi_units_match_golden_on_icarus() {
         assert!(r.ok(), "{}", r.render());
     }
 }
+
+/// A run of no vectors goes through the simulator and the record parser,
+/// and is reported as not a pass.
+#[test]
+fn a_run_of_no_vectors_is_not_a_pass() {
+    if !stream_unit::icarus_or_skip() {
+        return;
+    }
+    let cfg = MagBdiConfig {
+        params: Params::new(128, 32, 4, DeltaMode::Unsigned),
+        sims: vec![Simulator::Icarus],
+        units: vec![Unit::Compressor],
+        blocks: 0,
+        seed: 1,
+        corpus: None,
+        stall: 0.2,
+        resets: 0,
+        build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bdi-cosim-empty"),
+    };
+    let reports = run(&cfg).expect("co-simulation runs");
+    assert_eq!(reports.len(), 1);
+    let r = &reports[0];
+    assert_eq!((r.vectors, r.matched), (0, 0));
+    assert!(!r.ok(), "{}", r.render());
+    assert!(
+        r.problems.iter().any(|p| p.contains("checked nothing")),
+        "{}",
+        r.render()
+    );
+}
