@@ -1235,5 +1235,155 @@ mod tests {
         assert_eq!(&bus_bits(&bytes, 259)[..3], "010");
         assert!(compare_bits("0011", "11"));
         assert!(!compare_bits("0111", "11"));
+        assert_eq!(bytes_bits(&[0x01, 0x80]), "1000000000000001");
+        assert_eq!(flag_bits(&[true, false, false]), "001");
+        assert_eq!(left_aligned_bits(&[0xff], 3, 5), "11100");
+    }
+
+    fn probe(name: &str, stage: usize, kind: ProbeKind, mirrors: Mirror) -> StageProbe {
+        StageProbe {
+            name: name.to_string(),
+            stage,
+            kind,
+            width: 4,
+            mirrors,
+            when: When::Always,
+            with: None,
+        }
+    }
+
+    fn two_stages() -> UnitDescription {
+        UnitDescription {
+            module: "u".to_string(),
+            latency: 2,
+            ports: vec![hdl::unit::PortDesc {
+                name: "in_x".to_string(),
+                dir: hdl::unit::Direction::Input,
+                width: 4,
+            }],
+            control: ["s1_valid", "s2_valid", "s1_enable", "s2_enable"]
+                .map(String::from)
+                .to_vec(),
+            stages: vec![
+                hdl::unit::StageDesc {
+                    stage: 1,
+                    title: "stage 1: first".to_string(),
+                    registers: vec!["s1_a".to_string()],
+                },
+                hdl::unit::StageDesc {
+                    stage: 2,
+                    title: "stage 2: second".to_string(),
+                    registers: vec!["s2_b".to_string()],
+                },
+            ],
+            probes: vec![
+                probe("w", 2, ProbeKind::Logic, Mirror::Data),
+                probe("s2_b", 2, ProbeKind::Register, Mirror::Block),
+            ],
+        }
+    }
+
+    #[test]
+    fn probes_compare_on_their_checks_in_pipeline_order() {
+        let unit = two_stages();
+        let value = |name: &str, _: usize, _: bool| match name {
+            "w" => "x101".to_string(),
+            "s2_b" => "0110".to_string(),
+            _ => "1".to_string(),
+        };
+        let valid = |k: usize| stage_valid(&unit, k).map(|f| (f, "1".to_string()));
+        let sample = Sampler {
+            value: &value,
+            valid: &valid,
+        };
+        let mut loc = Location::default();
+        // `w` is right on its low 3 bits (the top one undefined); `s2_b` differs
+        let expect = |p: &StageProbe| {
+            Ok(Some(match p.mirrors {
+                Mirror::Data => Check::LowBits("101".to_string()),
+                _ => Check::Bits("0111".to_string()),
+            }))
+        };
+        compare_probes("u", 0, &unit.probes, &expect, &sample, &mut loc).expect("compared");
+        assert_eq!(loc.compared, ["u.w", "u.s2_b"]);
+        assert_eq!(loc.diffs.len(), 1, "{loc}");
+        assert_eq!(loc.diffs[0].signal, "s2_b");
+        assert_eq!(loc.diffs[0].stage, "u stage 2 register");
+        assert_eq!(loc.diffs[0].meaning, "block");
+        // a trace without the field: an error naming the probe and the unit
+        let missing = |p: &StageProbe| Err(not_in_trace(p.mirrors, "test"));
+        let e = compare_probes("u", 0, &unit.probes, &missing, &sample, &mut loc)
+            .expect_err("no such field");
+        assert!(
+            e.to_string().contains("u probe `w`: `data` is not a field"),
+            "{e}"
+        );
+        assert_eq!(stage_valid(&unit, 3), None);
+    }
+
+    #[test]
+    fn the_gtkwave_file_groups_signals_by_the_described_stages() {
+        let text = "$scope module x_tb $end
+$var wire 1 ! clk $end
+$scope module dut $end
+$var reg 1 \" s1_valid $end
+$var reg 1 # s2_valid $end
+$var wire 1 $ s2_enable $end
+$var reg 4 % s1_a [3:0] $end
+$var reg 4 & s2_b [3:0] $end
+$var wire 4 ' w [3:0] $end
+$var wire 4 ( in_x [3:0] $end
+$var wire 4 ) other [3:0] $end
+$upscope $end
+$upscope $end
+$enddefinitions $end
+#0
+0!
+";
+        let vcd = Vcd::parse(text).expect("vcd");
+        let unit = two_stages();
+        let dir = std::env::temp_dir().join(format!("locate-gtkw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let out = dir.join("t.gtkw");
+        write_stage_gtkw(
+            &dir.join("t.vcd"),
+            &vcd,
+            "x_tb",
+            &[GtkwUnit {
+                scope: "dut",
+                unit: &unit,
+            }],
+            &out,
+        )
+        .expect("written");
+        let g = std::fs::read_to_string(&out).expect("read");
+        let _ = std::fs::remove_dir_all(&dir);
+        let lines: Vec<&str> = g.lines().filter(|l| !l.starts_with('@')).collect();
+        let from = lines
+            .iter()
+            .position(|l| *l == "-dut stage 1: first")
+            .expect("stage 1 group");
+        assert_eq!(
+            lines[from..],
+            [
+                "-dut stage 1: first",
+                "x_tb.dut.s1_valid",
+                "x_tb.dut.s1_a[3:0]",
+                "-dut stage 1: first",
+                "-dut stage 2: second",
+                "x_tb.dut.s2_valid",
+                "x_tb.dut.s2_enable",
+                "x_tb.dut.s2_b[3:0]",
+                "x_tb.dut.w[3:0]",
+                "-dut stage 2: second",
+                "-dut ports",
+                "x_tb.dut.in_x[3:0]",
+                "-dut ports",
+            ]
+        );
+        assert!(
+            lines.contains(&"-testbench") && lines.contains(&"x_tb.clk"),
+            "{g}"
+        );
     }
 }

@@ -504,11 +504,10 @@ pub fn locate_dpc(
     index: usize,
     dirs: &LocateDirs<'_>,
 ) -> Result<Location, LocateError> {
-    let target =
-        crate::dpc::target(params, unit, 1, 0, None).map_err(|e| LocateError::Golden {
-            unit: unit.module_name().to_string(),
-            message: e.to_string(),
-        })?;
+    let target = crate::dpc::target(params, unit, 1, 0, None).map_err(|e| LocateError::Golden {
+        unit: unit.module_name().to_string(),
+        message: e.to_string(),
+    })?;
     let f = StreamFailing {
         target: &target,
         unit: StreamUnit::Dpc { params, unit },
@@ -561,4 +560,81 @@ pub fn add_location(
     };
     // after the first mismatch's own line
     report.problems.insert(report.problems.len().min(1), line);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::StageDiff;
+    use super::*;
+
+    fn report(first_mismatch: Option<usize>) -> StreamReport {
+        StreamReport {
+            sim: Simulator::Icarus,
+            unit: "dpc_compressor".to_string(),
+            vectors: 3,
+            matched: 2,
+            coverage: String::new(),
+            problems: vec!["dpc_compressor vector 1: out_len differs".to_string()],
+            seconds: 0.0,
+            sim_seconds: 0.0,
+            cycles: 0,
+            cached_build: false,
+            first_mismatch,
+            protocol: Vec::new(),
+            verdict: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_location_follows_the_first_mismatch_in_the_report() {
+        let vectors: Vec<LeBus> = (0..3)
+            .map(|k| {
+                let mut b = LeBus::new();
+                b.put_uint(k, 8);
+                b
+            })
+            .collect();
+        let mut r = report(Some(1));
+        add_location(&mut r, &vectors, |sim, index, input| {
+            assert_eq!((sim, index, input.uint(0, 8)), (Simulator::Icarus, 1, 1));
+            Ok(Location {
+                dir: PathBuf::from("out"),
+                first_stage: Some("dpc_compressor stage 1 register".to_string()),
+                diffs: vec![StageDiff {
+                    order: 3,
+                    stage: "dpc_compressor stage 1 register".to_string(),
+                    signal: "s1_es".to_string(),
+                    meaning: "es".to_string(),
+                    expected: "1".to_string(),
+                    actual: "0".to_string(),
+                }],
+                gtkw: vec![PathBuf::from("out/isolated.gtkw")],
+                ..Default::default()
+            })
+        });
+        assert_eq!(r.problems.len(), 2);
+        assert!(r.problems[0].contains("out_len differs"));
+        assert_eq!(
+            r.problems[1],
+            "stage locator, vector 1 alone: first differing stage: dpc_compressor stage 1 register, signal s1_es (golden es); out/report.txt, gtkwave -a out/isolated.gtkw"
+        );
+
+        let mut r = report(Some(2));
+        add_location(&mut r, &vectors, |_, _, _| {
+            Err(LocateError::Golden {
+                unit: "dpc_compressor".to_string(),
+                message: "no".to_string(),
+            })
+        });
+        assert!(
+            r.problems[1].contains("vector 2: could not locate the mismatch: dpc_compressor: no"),
+            "{:?}",
+            r.problems
+        );
+
+        // nothing to locate: the report is left as it is
+        let mut r = report(None);
+        add_location(&mut r, &vectors, |_, _, _| panic!("not called"));
+        assert_eq!(r.problems.len(), 1);
+    }
 }
