@@ -713,6 +713,17 @@ fn check_scope(
     }
     // every claimed signal must exist, whether or not this block compares it
     for p in &unit.probes {
+        if !unit.stages.iter().any(|s| s.stage == p.stage) {
+            return Err(LocateError::Probe {
+                unit: label.to_string(),
+                probe: p.name.clone(),
+                problem: format!(
+                    "stage {} is not a stage of the unit ({} stages)",
+                    p.stage,
+                    unit.stages.len()
+                ),
+            });
+        }
         let what = format!("stage-{} probe of golden {}", p.stage, p.mirrors);
         let var = find(&p.name, what.clone())?;
         if var.width != p.width {
@@ -747,9 +758,9 @@ fn check_scope(
         let Some(var) = vcd.find(scope, name) else {
             return String::new();
         };
-        let edge = t1 + (stage as u64 - 1) * period;
+        let edge = t1 + (stage as u64).saturating_sub(1) * period;
         let t = if logic {
-            edge - period / 2
+            edge.saturating_sub(period / 2)
         } else {
             edge + period / 2
         };
