@@ -35,6 +35,8 @@ mod atomic_output;
 mod bulk_cli;
 #[path = "mpc/interrupt.rs"]
 mod interrupt;
+#[path = "mpc/program.rs"]
+mod program;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -68,9 +70,54 @@ enum Cmd {
         /// last line says the round trip passed.
         #[arg(long)]
         verify: bool,
+        /// The online protocol (docs/spec/program-slots.md): per file, train
+        /// K programmable slots on its first quarter and print the ratio of
+        /// the remaining three quarters with the hard-wired set alone and
+        /// with the slots.
+        #[arg(long, value_name = "K")]
+        online: Option<usize>,
+        /// Slot form of --online (full, any-part, stride-part,
+        /// stride-k0-part, stride-cols, stride-lib, stride-colpart).
+        #[arg(long, requires = "online", default_value = program::DEFAULT_FORM)]
+        form: String,
+        /// With --online: one JSON object (per file and `overall`, each with
+        /// `hard_wired` and `programmed` ratios).
+        #[arg(long, requires = "online")]
+        json: bool,
         /// Raw input files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// Train K programmable slots from a sample of one application's data
+    /// and write the configuration image a driver loads
+    /// (docs/spec/program-slots.md).
+    Program {
+        /// Model-set directory (holding model.toml) or model file: the
+        /// hard-wired set the image is made for.
+        #[arg(long, short)]
+        model: PathBuf,
+        /// Slot form (full, any-part, stride-part, stride-k0-part,
+        /// stride-cols, stride-lib, stride-colpart).
+        #[arg(long, default_value = program::DEFAULT_FORM)]
+        form: String,
+        /// Slots in the unit (K).
+        #[arg(long)]
+        slots: usize,
+        /// Bytes of the sample (a prefix of the file, or with --spread
+        /// 4 KiB pages evenly spaced over it).
+        #[arg(long, default_value_t = 1 << 20)]
+        sample_bytes: u64,
+        /// Take the sample as evenly spaced 4 KiB pages, not a prefix.
+        #[arg(long)]
+        spread: bool,
+        /// The image file to write.
+        #[arg(long, short)]
+        output: PathBuf,
+        /// Overwrite an existing output file.
+        #[arg(long)]
+        force: bool,
+        /// The application's data (raw or .npy).
+        file: PathBuf,
     },
     /// Print every stage of the compression of one block.
     Trace {
@@ -136,8 +183,38 @@ fn run(cli: Cli) -> Result<()> {
             model,
             pad,
             verify,
+            online: Some(k),
+            form,
+            json,
             files,
+        } => program::ratio_online(&model, k, &form, json, verify, pad, &files),
+        Cmd::Ratio {
+            model,
+            pad,
+            verify,
+            online: None,
+            files,
+            ..
         } => ratio(&model, pad, verify, &files),
+        Cmd::Program {
+            model,
+            form,
+            slots,
+            sample_bytes,
+            spread,
+            output,
+            force,
+            file,
+        } => program::program(&program::ProgramArgs {
+            model: &model,
+            form: &form,
+            slots,
+            sample_bytes,
+            spread,
+            output: &output,
+            force,
+            file: &file,
+        }),
         Cmd::Trace {
             model,
             hex,

@@ -8,9 +8,11 @@
 //! * [`reference`]: `compress`/`decompress` with a per-stage [`trace`] whose
 //!   names the RTL pipeline registers reuse.
 //! * [`fast`]: a table-driven codec with identical output, for bulk use.
+//! * [`program`]: programmable predictor slots loaded from an image.
 
 pub mod fast;
 pub mod model;
+pub mod program;
 pub mod reference;
 pub mod select;
 pub mod table1;
