@@ -44,16 +44,6 @@ pub mod vcd;
 pub mod vectors;
 pub mod verdict;
 
-/// The MPC units' records under their earlier module name: [`records`]
-/// decoded into [`compare::Fields`] (the stage locator and mutation
-/// testing read them through it).
-pub mod output {
-    pub use crate::compare::{
-        out_width, read_records as read, Fields, MpcOutput as SimOutput, MpcRecord as Record,
-    };
-    pub use crate::records::{OutputError, Protocol};
-}
-
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -18,7 +18,6 @@ use hdl::circuits::Pipeline;
 use hdl::unit::{CandidateField, Mirror, ProbeKind, StageProbe, UnitDescription, When};
 
 use crate::compare::{self, Expect, Inputs};
-use crate::output;
 use crate::rtl::Rtl;
 use crate::schedule::Schedule;
 use crate::sim::{self, RunFiles, RunOptions, SimError};
@@ -38,7 +37,7 @@ pub enum LocateError {
     #[error(transparent)]
     Schedule(#[from] crate::schedule::ScheduleError),
     #[error(transparent)]
-    Output(#[from] output::OutputError),
+    Output(#[from] crate::records::OutputError),
     #[error("{path}: {source}")]
     Vcd {
         path: PathBuf,
@@ -877,68 +876,29 @@ pub fn write_stage_gtkw(
     })
 }
 
-/// [`write_stage_gtkw`] for a dump of the MPC testbench (`mpc_tb`) whose
-/// unit descriptions are not at hand: each unit scope (`dut`, `comp`,
-/// `dec`) is grouped by the stages whose valid flags the VCD holds
-/// (`s1_valid`, `s2_valid`, ... as far as they go), each with the
-/// signals of that stage's register prefix, then its ports.
-pub fn write_gtkw(vcd_path: &Path, vcd: &Vcd, out: &Path) -> Result<(), LocateError> {
-    let mut units = Vec::new();
-    for scope in ["dut", "comp", "dec"] {
-        let path = ["mpc_tb", scope];
-        let vars: Vec<_> = vcd
-            .vars_in(&path)
-            .filter(|v| v.scope.last().is_some_and(|s| s == scope))
-            .collect();
-        if vars.is_empty() {
-            continue;
-        }
-        let mut stages = Vec::new();
-        let mut control = Vec::new();
-        for k in 1.. {
-            let valid = Pipeline::reg_name(k, "valid");
-            if vcd.find(&path, &valid).is_none() {
-                break;
-            }
-            let prefix = Pipeline::reg_name(k, "");
-            control.push(valid.clone());
-            control.push(Pipeline::reg_name(k, "enable"));
-            stages.push(hdl::unit::StageDesc {
-                stage: k,
-                title: format!("stage {k}"),
-                registers: vars
-                    .iter()
-                    .filter(|v| v.name.starts_with(&prefix) && v.name != valid)
-                    .map(|v| v.name.clone())
-                    .collect(),
-            });
-        }
-        let ports = vars
-            .iter()
-            .filter(|v| v.name.starts_with("in_") || v.name.starts_with("out_"))
-            .map(|v| hdl::unit::PortDesc {
-                name: v.name.clone(),
-                dir: hdl::unit::Direction::Input,
-                width: v.width,
-            })
-            .collect();
-        units.push((
-            scope,
-            UnitDescription {
-                module: scope.to_string(),
-                latency: stages.len(),
-                ports,
-                control,
-                stages,
-                probes: Vec::new(),
+/// The units of the MPC testbench (`mpc_tb`) that runs `unit`, each in
+/// its VCD scope: `dut` for one unit, `comp` and `dec` for the loopback.
+pub fn mpc_gtkw_units(unit: Unit, units: &MpcUnits) -> Vec<GtkwUnit<'_>> {
+    match unit {
+        Unit::Compressor => vec![GtkwUnit {
+            scope: "dut",
+            unit: &units.compressor,
+        }],
+        Unit::Decompressor => vec![GtkwUnit {
+            scope: "dut",
+            unit: &units.decompressor,
+        }],
+        Unit::Loopback => vec![
+            GtkwUnit {
+                scope: "comp",
+                unit: &units.compressor,
             },
-        ));
+            GtkwUnit {
+                scope: "dec",
+                unit: &units.decompressor,
+            },
+        ],
     }
-    let list: Vec<_> = units
-        .iter()
-        .map(|(scope, unit)| GtkwUnit { scope, unit })
-        .collect();
-    write_stage_gtkw(vcd_path, vcd, "mpc_tb", &list, out)
 }
 
 // ---- the locate procedure --------------------------------------------------------------
@@ -959,41 +919,52 @@ pub struct Context<'a> {
     pub latency: u64,
 }
 
+/// The descriptions of both MPC units, and how they were found.
+#[derive(Clone, Debug)]
+pub struct MpcUnits {
+    pub compressor: UnitDescription,
+    pub decompressor: UnitDescription,
+    /// Set when the RTL directory's `params.json` does not describe both
+    /// units and the generator's descriptions are used instead.
+    pub note: Option<String>,
+}
+
 /// The descriptions of both MPC units (compressor, decompressor): the
 /// `units` of the RTL directory's `params.json` when it describes both,
 /// else (with a note) the generator's for the model set at the RTL's
 /// pipeline depths.
-fn mpc_units(
-    rtl: &Rtl,
-    set: &ModelSet,
-    loc: &mut Location,
-) -> Result<(UnitDescription, UnitDescription), LocateError> {
+pub fn mpc_unit_descriptions(rtl: &Rtl, set: &ModelSet) -> Result<MpcUnits, LocateError> {
     let path = rtl.dir.join("params.json");
     let comp = hdl::Unit::Mpc(hdl::Side::Compressor).module_name();
     let decomp = hdl::Unit::Mpc(hdl::Side::Decompressor).module_name();
     if let Ok(units) = hdl::unit::read_units(&path) {
         let find = |m: &str| units.iter().find(|u| u.module == m).cloned();
-        if let (Some(c), Some(d)) = (find(comp), find(decomp)) {
-            return Ok((c, d));
+        if let (Some(compressor), Some(decompressor)) = (find(comp), find(decomp)) {
+            return Ok(MpcUnits {
+                compressor,
+                decompressor,
+                note: None,
+            });
         }
     }
-    loc.notes.push(format!(
+    let note = format!(
         "{} has no stage probe list (params.json `units` describing both units); comparing the probes the generator emits for model set {}",
         rtl.dir.display(),
         set.name
-    ));
+    );
     let err = |e: hdl::ir::IrError| LocateError::Probes {
         set: set.name.clone(),
         message: e.to_string(),
     };
-    Ok((
-        hdl::mpc::compressor::build_staged(set, rtl.params.compressor_latency)
+    Ok(MpcUnits {
+        compressor: hdl::mpc::compressor::build_staged(set, rtl.params.compressor_latency)
             .map_err(err)?
             .1,
-        hdl::mpc::decompressor::build_staged(set, rtl.params.decompressor_latency)
+        decompressor: hdl::mpc::decompressor::build_staged(set, rtl.params.decompressor_latency)
             .map_err(err)?
             .1,
-    ))
+        note: Some(note),
+    })
 }
 
 /// Rerun the failing vector alone with a VCD and compare its stages; then
@@ -1051,7 +1022,7 @@ pub fn locate(
     };
     // does the block alone pass?
     let codec = golden::mpc::MpcCodec::new(set);
-    let out = output::read(&files.out, unit, &rtl.params)?;
+    let out = compare::read_records(&files.out, unit, &rtl.params)?;
     let (inputs_c, inputs_d);
     let (inputs, expected): (Inputs<'_>, Vec<Expect>) = match (failing, unit) {
         (Failing::Comp(v), Unit::Compressor) => {
@@ -1098,7 +1069,9 @@ pub fn locate(
         path: vcd_path.clone(),
         source,
     })?;
-    let (comp_unit, decomp_unit) = mpc_units(rtl, set, &mut loc)?;
+    let units = mpc_unit_descriptions(rtl, set)?;
+    loc.notes.extend(units.note.clone());
+    let (comp_unit, decomp_unit) = (&units.compressor, &units.decompressor);
     let decomp = |bits: &[u8; MAX_BLOCK_BYTES],
                   len: usize,
                   scope: &[&str],
@@ -1118,12 +1091,11 @@ pub fn locate(
             scope,
             "decompressor",
             order_base,
-            &decomp_unit,
+            decomp_unit,
             &|p| g.check(p, set),
             loc,
         )
     };
-    let mut gtkw_units = Vec::new();
     match failing {
         Failing::Comp(v) => {
             let scope = if unit == Unit::Loopback {
@@ -1139,34 +1111,23 @@ pub fn locate(
                 &["mpc_tb", scope],
                 "compressor",
                 0,
-                &comp_unit,
+                comp_unit,
                 &|p| g.check(p, set),
                 &mut loc,
             )?;
-            gtkw_units.push(GtkwUnit {
-                scope,
-                unit: &comp_unit,
-            });
             if unit == Unit::Loopback {
                 let c = codec.compress(&v.block);
                 decomp(&c.bytes, c.len as usize, &["mpc_tb", "dec"], 100, &mut loc)?;
-                gtkw_units.push(GtkwUnit {
-                    scope: "dec",
-                    unit: &decomp_unit,
-                });
             }
         }
         Failing::Decomp(v) => {
             decomp(&v.bits, v.len as usize, &["mpc_tb", "dut"], 0, &mut loc)?;
-            gtkw_units.push(GtkwUnit {
-                scope: "dut",
-                unit: &decomp_unit,
-            });
         }
     }
     loc.diffs.sort_by_key(|d| d.order);
     loc.first_stage = loc.diffs.first().map(|d| d.stage.clone());
     let g = out_dir.join("isolated.gtkw");
+    let gtkw_units = mpc_gtkw_units(unit, &units);
     write_stage_gtkw(&vcd_path, &vcd, "mpc_tb", &gtkw_units, &g)?;
     loc.gtkw.push(g);
     if let Some(ctx) = context {

@@ -28,7 +28,7 @@ use hdl::unit::UnitDescription;
 
 use crate::compare::{self, Expect, Shard};
 use crate::equiv::{self, EquivError, Verdict};
-use crate::output::Protocol;
+use crate::records::Protocol;
 use crate::rng::Rng;
 use crate::rtl::{self, Params};
 use crate::run::{RunError, UnitVectors};
@@ -773,7 +773,7 @@ impl Bench<'_> {
                         };
                         let res = sim::run(&b, &files, n, &opt, None);
                         let mut out =
-                            crate::output::read(&files.out, *unit, params).unwrap_or_default();
+                            compare::read_records(&files.out, *unit, params).unwrap_or_default();
                         if let Err(e) = res {
                             out.errors.push(e.to_string());
                         }

@@ -1,8 +1,9 @@
 //! The generated units of a model set: generating them through the `hdl`
 //! library, or loading a directory written earlier (`files.f`,
 //! `params.json`, docs/hw/mpc-interface.md). The identity of the model set
-//! and each unit's latency and stage probes come from `params.json`, read
-//! through the one typed schema of `hdl::params`.
+//! and each unit's latency come from `params.json`, read through the one
+//! typed schema of `hdl::params` (the stage locator reads the units' stages
+//! and probes from the same file).
 
 use std::path::{Path, PathBuf};
 
@@ -106,9 +107,6 @@ pub struct Rtl {
     /// Verilog files, absolute or relative to the current directory.
     pub files: Vec<PathBuf>,
     pub params: Params,
-    /// The stage probes the generator published (`params.json` `units`),
-    /// if it described both units.
-    pub probes: Option<hdl::mpc::probes::StageProbes>,
 }
 
 fn read_params_json(path: &Path) -> Result<ParamsFile, RtlError> {
@@ -134,8 +132,8 @@ fn described(file: &ParamsFile, side: Side) -> Option<&UnitDescription> {
 /// Load the units in `dir` (from `files.f`, else every `*.v`) with their
 /// `params.json`, which must be that of MPC units generated from `model`:
 /// the SHA-256 it names must be that of `model`'s file and its numbers
-/// those of `set`. Each unit's latency and stage probes are those its
-/// description publishes; a unit `params.json` does not describe (not
+/// those of `set`. Each unit's latency is the one its description
+/// publishes; a unit `params.json` does not describe (not
 /// generated) keeps the default depth's latency.
 pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
     let io = |path: &Path| {
@@ -227,18 +225,10 @@ pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
     if let Some(d) = d {
         params.decompressor_latency = d.latency;
     }
-    let probes = match (c, d) {
-        (Some(c), Some(d)) => Some(hdl::mpc::probes::StageProbes {
-            compressor: c.probes.clone(),
-            decompressor: d.probes.clone(),
-        }),
-        _ => None,
-    };
     Ok(Rtl {
         dir: dir.to_path_buf(),
         files,
         params,
-        probes,
     })
 }
 
@@ -279,8 +269,8 @@ mod tests {
         d
     }
 
-    /// Generated units load with the latencies and probes of their
-    /// descriptions, at any depth.
+    /// Generated units load with the latencies of their descriptions, at
+    /// any depth, and the locator takes their probes from `params.json`.
     #[test]
     fn latencies_and_probes_come_from_the_descriptions() {
         let model = models().join("example");
@@ -292,8 +282,11 @@ mod tests {
         assert_eq!(rtl.params.compressor_latency, 4);
         assert_eq!(rtl.params.decompressor_latency, 6);
         assert_eq!(rtl.params.max_bits, config.set.max_bits());
-        let probes = rtl.probes.expect("both units described");
-        assert!(!probes.compressor.is_empty() && !probes.decompressor.is_empty());
+        let units = crate::locate::mpc_unit_descriptions(&rtl, &config.set).expect("units");
+        assert_eq!(units.note, None, "params.json describes both units");
+        assert_eq!(units.compressor.latency, 4);
+        assert_eq!(units.decompressor.latency, 6);
+        assert!(!units.compressor.probes.is_empty() && !units.decompressor.probes.is_empty());
         assert_eq!(rtl.files.len(), 2, "{:?}", rtl.files);
     }
 

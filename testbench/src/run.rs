@@ -31,6 +31,9 @@ pub enum RunError {
     Sim(#[from] sim::SimError),
     #[error(transparent)]
     Output(#[from] records::OutputError),
+    /// The unit descriptions that group a full-run dump's save file.
+    #[error(transparent)]
+    Units(#[from] locate::LocateError),
     #[error("cannot create {path}: {source}")]
     Io {
         path: PathBuf,
@@ -248,16 +251,23 @@ fn coverage(expected: &[Expect], set: &ModelSet) -> Vec<(String, u64)> {
     m.into_iter().collect()
 }
 
-/// A GTKWave save file next to a full-run dump (best effort: a dump that
-/// cannot be read gets none).
-fn gtkw_for_dump(vcd: &Path) {
+/// A GTKWave save file next to a full-run dump of `unit`, grouped by the
+/// stages of the unit descriptions (best effort: a dump that cannot be
+/// read gets none).
+fn gtkw_for_dump(vcd: &Path, unit: Unit, units: &locate::MpcUnits) {
     use std::io::Read;
     let mut head = Vec::new();
     if let Ok(f) = std::fs::File::open(vcd) {
         let _ = f.take(8 << 20).read_to_end(&mut head);
     }
     if let Ok(v) = crate::vcd::Vcd::parse_header(&String::from_utf8_lossy(&head)) {
-        let _ = locate::write_gtkw(vcd, &v, &vcd.with_extension("gtkw"));
+        let _ = locate::write_stage_gtkw(
+            vcd,
+            &v,
+            "mpc_tb",
+            &locate::mpc_gtkw_units(unit, units),
+            &vcd.with_extension("gtkw"),
+        );
     }
 }
 
@@ -280,6 +290,12 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
     let codec = MpcCodec::new(&expect_set);
     let gen_codec = MpcCodec::new(&set);
     let root = cfg.build.join(&set.name);
+    // the stages of the GTKWave save files of full-run dumps
+    let gtkw_units = if cfg.vcd {
+        Some(locate::mpc_unit_descriptions(&rtl, &set)?)
+    } else {
+        None
+    };
     let mut reports = Vec::new();
     for &unit in &cfg.units {
         let mut tags = Tags::new();
@@ -415,9 +431,9 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
             });
             bar.finish_and_clear();
             let sim_seconds = t0.elapsed().as_secs_f64();
-            if cfg.vcd {
+            if let Some(units) = &gtkw_units {
                 for files in &runs {
-                    gtkw_for_dump(&files.dir.join("full.vcd"));
+                    gtkw_for_dump(&files.dir.join("full.vcd"), unit, units);
                 }
             }
             let mut verdict = Verdict::default();

@@ -123,10 +123,10 @@ fn wrong_model_set_is_caught_and_located() {
 /// its next value with bit `bit` flipped (a patch of the generated text:
 /// the register's one-line non-blocking assignment).
 fn break_register(rtl: &testbench::rtl::Rtl, file: &str, reg: &str, bit: u32, dir: &Path) {
-    let width = rtl
-        .probes
+    let units = hdl::unit::read_units(&rtl.dir.join("params.json")).expect("params.json");
+    let width = units
         .iter()
-        .flat_map(|p| p.compressor.iter().chain(&p.decompressor))
+        .flat_map(|u| &u.probes)
         .find(|p| p.name == reg)
         .map(|p| p.width)
         .expect("the register is a published probe");

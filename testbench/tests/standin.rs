@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 
 use golden::bits::BitWriter;
 use golden::mpc::{CompressedBlock, ModelSet, MAX_BLOCK_BYTES};
-use testbench::compare::{self, Expect, Inputs, Shard, Verdict};
-use testbench::output::{self, SimOutput};
+use testbench::compare::{self, Expect, Inputs, MpcOutput, Shard, Verdict};
 use testbench::rtl::{Params, Rtl};
 use testbench::schedule::{self, Schedule, ScheduleConfig};
 use testbench::sim::{self, RunFiles, RunOptions};
@@ -43,7 +42,7 @@ fn run_standin(
     s: Simulator,
     bug: u32,
     n: usize,
-) -> Option<(SimOutput, Verdict, schedule::ModelRun)> {
+) -> Option<(MpcOutput, Verdict, schedule::ModelRun)> {
     if !testbench::stream_unit::simulator_or_skip(s, &format!("the {s} stand-in test")) {
         return None;
     }
@@ -62,7 +61,6 @@ fn run_standin(
         dir: dir.clone(),
         files: vec![dut],
         params: Params::of(&set),
-        probes: None,
     };
     let mut tags = Tags::new();
     let v = vectors::compressor_vectors(
@@ -113,7 +111,7 @@ fn run_standin(
         None,
     );
     let out = match run {
-        Ok(_) => output::read(&files.out, Unit::Compressor, &rtl.params).expect("output"),
+        Ok(_) => compare::read_records(&files.out, Unit::Compressor, &rtl.params).expect("output"),
         Err(e) => panic!("{e}"),
     };
     let model = schedule::model_run(&sched, 3, n as u64, 1 << 40);
