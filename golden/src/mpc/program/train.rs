@@ -5,16 +5,20 @@
 //! blocks left out: the custom models take them), on an evenly spaced
 //! subsample:
 //!
-//! 1. every block's best hard-wired length (Table-1 bits of the shortest
-//!    hard-wired predictor, at most the raw 256);
+//! 1. every block's hard-wired winner under the set's selection rule
+//!    (zero-run: largest (longest zero run, zero count); exact: fewest
+//!    bits; ties to the lower model ID) and its Table-1 bits, at most the
+//!    raw 256;
 //! 2. K times: a new slot is fitted to the half of the blocks whose current
-//!    best length (hard-wired or an earlier slot) is longest, then one
-//!    refinement round;
-//! 3. up to `rounds` refinement rounds: every block goes to whichever of
-//!    the hard-wired set and the slots codes it shortest (hard-wired on a
-//!    tie, then the lower slot), every slot with at least [`MIN_MEMBERS`]
-//!    blocks is fitted again to its blocks; stop when a round gains less
-//!    than 0.1%, keep the best slots seen.
+//!    coded length (hard-wired or an earlier slot, whichever the selection
+//!    picks) is longest, then one refinement round;
+//! 3. up to `rounds` refinement rounds: every block goes to the candidate
+//!    the selection rule picks among the hard-wired predictors and the
+//!    slots (slots after the hard-wired ones in model-ID order), every slot
+//!    that wins at least [`MIN_MEMBERS`] blocks is fitted again to them;
+//!    stop when a round gains less than 0.1%, keep the best slots seen;
+//! 4. from the last slot to the first, a slot whose removal does not make
+//!    the sample's coded total larger is left unloaded.
 //!
 //! Fitting a slot to blocks: per byte, in position order, the base and
 //! shift of the form that minimise the Gray-code ones of the residue
@@ -31,7 +35,7 @@ use super::{
     BaseClass, Form, ImageError, ReorderClass, Slot, SlotImage, SlotReorder, MAX_SLOTS, STRIDES,
 };
 use crate::mpc::model::{shift_byte, ByteRule, CustomModels, ModelSet, Predictor, Selection};
-use crate::mpc::select::{is_same_words, is_zero_block};
+use crate::mpc::select::{is_same_words, is_zero_block, CandidateScore};
 use crate::mpc::{table1, MpcCodec, BLOCK_BYTES, PLANES, STREAM_BITS, SYMBOLS};
 
 /// Fewest blocks a slot is refitted on in a refinement round.
@@ -417,38 +421,40 @@ pub fn train_slots(
         return Ok(image);
     }
     let hw = MpcCodec::new(set);
-    let hw_bits: Vec<u32> = sample
-        .iter()
-        .map(|b| {
-            (0..set.predictors.len())
-                .map(|i| table1::encoded_len(&hw.predictor_symbols(i, b)))
-                .min()
-                .unwrap_or(u32::MAX)
-                .min(STREAM_BITS as u32)
-        })
-        .collect();
-    let mut slots: Vec<Slot> = Vec::new();
-    let mut lens: Vec<Vec<u32>> = Vec::new();
-    // owner per block: None = hard-wired
-    let assign = |lens: &[Vec<u32>]| -> (Vec<Option<usize>>, Vec<u32>, u64) {
+    let exact = set.selection == Selection::Exact;
+    // the hard-wired winner of every block under the set's selection rule
+    let mut hw_sc = scores(&hw, 0, &sample);
+    for i in 1..set.predictors.len() {
+        for (w, c) in hw_sc.iter_mut().zip(scores(&hw, i, &sample)) {
+            if beats(c, *w, exact) {
+                *w = c;
+            }
+        }
+    }
+    // per block: the winning slot (None: hard-wired) and its coded bits
+    let assign = |sc: &[Option<Vec<Sc>>]| -> (Vec<Option<usize>>, Vec<u32>, u64) {
         let mut owner = vec![None; n];
-        let mut cur = hw_bits.clone();
-        for (j, l) in lens.iter().enumerate() {
+        let mut cur = hw_sc.clone();
+        for (j, l) in sc.iter().enumerate() {
+            let Some(l) = l else { continue };
             for b in 0..n {
-                if l[b] < cur[b] {
+                if beats(l[b], cur[b], exact) {
                     cur[b] = l[b];
                     owner[b] = Some(j);
                 }
             }
         }
-        let total = cur.iter().map(|&x| x as u64).sum();
-        (owner, cur, total)
+        let bits: Vec<u32> = cur.iter().map(|c| c.bits).collect();
+        let total = bits.iter().map(|&x| x as u64).sum();
+        (owner, bits, total)
     };
     let hw_list = &set.predictors;
-    let slot_lengths = |s: &Slot| lengths(&single(&s.predictor("", hw_list)), 0, &sample);
+    let slot_scores = |s: &Slot| scores(&single(&s.predictor("", hw_list)), 0, &sample);
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut sc: Vec<Option<Vec<Sc>>> = Vec::new();
     // one refinement round; returns the new total
-    let refine = |slots: &mut Vec<Slot>, lens: &mut Vec<Vec<u32>>| -> u64 {
-        let (owner, _, _) = assign(lens);
+    let refine = |slots: &mut Vec<Slot>, sc: &mut Vec<Option<Vec<Sc>>>| -> u64 {
+        let (owner, _, _) = assign(sc);
         for j in 0..slots.len() {
             let members: Vec<[u8; BLOCK_BYTES]> = (0..n)
                 .filter(|&b| owner[b] == Some(j))
@@ -456,37 +462,83 @@ pub fn train_slots(
                 .collect();
             if members.len() >= MIN_MEMBERS {
                 slots[j] = fit(opts.form, hw_list, &members, opts.fit_sample);
-                lens[j] = slot_lengths(&slots[j]);
+                sc[j] = Some(slot_scores(&slots[j]));
             }
         }
-        assign(lens).2
+        assign(sc).2
     };
     for _ in 0..opts.k {
-        let (_, cur, _) = assign(&lens);
+        let (_, cur, _) = assign(&sc);
         let mut order: Vec<usize> = (0..n).collect();
         order.sort_by(|&a, &b| cur[b].cmp(&cur[a]).then(a.cmp(&b)));
         let seed: Vec<[u8; BLOCK_BYTES]> =
             order[..n.div_ceil(2)].iter().map(|&b| sample[b]).collect();
         let s = fit(opts.form, hw_list, &seed, opts.fit_sample);
-        lens.push(slot_lengths(&s));
+        sc.push(Some(slot_scores(&s)));
         slots.push(s);
-        refine(&mut slots, &mut lens);
+        refine(&mut slots, &mut sc);
     }
-    let mut best = (assign(&lens).2, slots.clone());
+    let mut best = (assign(&sc).2, slots.clone(), sc.clone());
     for _ in 0..opts.rounds {
-        let total = refine(&mut slots, &mut lens);
+        let total = refine(&mut slots, &mut sc);
         let gain = best.0.saturating_sub(total);
         if total < best.0 {
-            best = (total, slots.clone());
+            best = (total, slots.clone(), sc.clone());
         }
         if gain * 1000 < best.0 {
             break;
         }
     }
-    for (dst, s) in image.slots.iter_mut().zip(best.1) {
-        *dst = Some(s);
+    // a slot whose removal does not code the sample longer stays unloaded
+    // (under the zero-run rule a slot can win blocks it codes longer)
+    let (mut total, slots, mut sc) = best;
+    for j in (0..sc.len()).rev() {
+        let kept = sc[j].take();
+        let without = assign(&sc).2;
+        if without <= total {
+            total = without;
+        } else {
+            sc[j] = kept;
+        }
+    }
+    for ((dst, s), l) in image.slots.iter_mut().zip(slots).zip(&sc) {
+        if l.is_some() {
+            *dst = Some(s);
+        }
     }
     Ok(image)
+}
+
+/// What selection sees of one predictor for one block.
+#[derive(Clone, Copy, Debug)]
+struct Sc {
+    /// The zero-run key: longest run, then zero count.
+    key: (u8, u8),
+    /// Coded bits, at most the raw 256.
+    bits: u32,
+}
+
+/// Whether `c`, of a higher model ID, wins over `cur` (ties: `cur`).
+fn beats(c: Sc, cur: Sc, exact: bool) -> bool {
+    if exact {
+        c.bits < cur.bits
+    } else {
+        c.key > cur.key
+    }
+}
+
+/// The selection view of every block under predictor `i` of `codec`.
+fn scores(codec: &MpcCodec, i: usize, blocks: &[[u8; BLOCK_BYTES]]) -> Vec<Sc> {
+    blocks
+        .iter()
+        .map(|b| {
+            let s = CandidateScore::of(&codec.predictor_symbols(i, b));
+            Sc {
+                key: s.zero_run_key(),
+                bits: s.code_bits.min(STREAM_BITS as u32),
+            }
+        })
+        .collect()
 }
 
 /// What the online protocol measured on one file.
