@@ -480,7 +480,7 @@ pub fn run_unit(
     yosys(dir, "synth.ys", &s)?;
 
     let nand2 = lib.nand2.1;
-    let nl = Netlist::load(&dir.join("mapped.json"), top)?;
+    let nl = Netlist::load(&dir.join("mapped.json"), unit)?;
     let mut unknown = Vec::new();
     let mut cells_by_type = BTreeMap::new();
     let (mut area, mut flop_area) = (0.0, 0.0);
@@ -517,8 +517,8 @@ pub fn run_unit(
     );
     let depth_cells = nl.depths(&stage_label, &port_label);
     let (depth_ga, depth_gd) = if opts.depth {
-        let a = Netlist::load(&dir.join("gates_area.json"), top)?;
-        let d = Netlist::load(&dir.join("gates_delay.json"), top)?;
+        let a = Netlist::load(&dir.join("gates_area.json"), unit)?;
+        let d = Netlist::load(&dir.join("gates_delay.json"), unit)?;
         (
             a.depths(&stage_label, &port_label),
             d.depths(&stage_label, &port_label),
@@ -650,7 +650,7 @@ fn blocks(
             abc.yosys_args()
         );
         yosys(dir, "blocks.ys", &s)?;
-        let nl = Netlist::load(&dir.join("blocks.json"), top)?;
+        let nl = Netlist::load(&dir.join("blocks.json"), unit)?;
         let t: f64 = nl
             .cells
             .iter()
@@ -824,7 +824,7 @@ fn timing(
     let abc_delay_ns = parse_abc_delay(&read(&dir.join("timing.ys.log"))?);
 
     let path = dir.join("timed.json");
-    let nl = Netlist::load(&path, top)?;
+    let nl = Netlist::load(&path, unit)?;
     let mut area = 0.0;
     for c in &nl.cells {
         area += lib.area(&c.kind).ok_or_else(|| SynthError::Netlist {

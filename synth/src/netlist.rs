@@ -1,9 +1,10 @@
 //! Analysis of a flat Yosys netlist (`write_json`): cell attribution to
 //! pipeline stages / blocks by forward cone propagation, and logic depth.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
+use hdl::unit::UnitDescription;
 use serde_json::Value;
 
 use crate::SynthError;
@@ -37,6 +38,10 @@ pub struct Netlist {
     pub input_ports: Vec<(String, usize)>,
     /// (port name, bit) of every output port bit.
     pub output_bits: Vec<(String, usize)>,
+    /// The registers the unit description names (its stages' data
+    /// registers and its pipeline control): a flop whose output has several
+    /// names is named by one of these first.
+    pub described: HashSet<String>,
 }
 
 fn bit_id(v: &Value) -> Option<usize> {
@@ -55,7 +60,10 @@ fn bits_of(v: Option<&Value>) -> Vec<usize> {
 }
 
 impl Netlist {
-    pub fn load(path: &Path, top: &str) -> Result<Netlist, SynthError> {
+    /// The netlist of `unit`'s module in the Yosys JSON file `path`, its
+    /// flops named by the registers `unit` describes where they can be.
+    pub fn load(path: &Path, unit: &UnitDescription) -> Result<Netlist, SynthError> {
+        let top = unit.module.as_str();
         let text = std::fs::read_to_string(path).map_err(|source| SynthError::Io {
             path: path.to_path_buf(),
             source,
@@ -69,7 +77,10 @@ impl Netlist {
             .get("modules")
             .and_then(|m| m.get(top))
             .ok_or_else(|| bad(format!("no module `{top}`")))?;
-        let mut nl = Netlist::default();
+        let mut nl = Netlist {
+            described: described_registers(unit),
+            ..Netlist::default()
+        };
         if let Some(ports) = module.get("ports").and_then(Value::as_object) {
             for (name, p) in ports {
                 let bits = bits_of(p.get("bits"));
@@ -152,18 +163,19 @@ impl Netlist {
             .map(|n| n.split('[').next().unwrap_or(n))
     }
 
-    /// The register (base name) a flop's output drives, if it has a name.
+    /// The register (base name) a flop's output drives, if it has a name,
+    /// preferring a register the unit description names.
     pub fn flop_register(&self, cell: &Cell) -> Option<String> {
         cell.outputs
             .iter()
             .flat_map(|&b| self.base_names(b))
-            .find(|n| stage_of(n).is_some())
+            .find(|n| self.described.contains(*n))
             .or_else(|| cell.outputs.iter().flat_map(|&b| self.base_names(b)).next())
             .map(str::to_string)
     }
 
     /// The register bit (`name[i]`) a flop's output drives, preferring a
-    /// pipeline register name (`s<N>_...`).
+    /// register the unit description names.
     pub fn flop_bit(&self, cell: &Cell) -> Option<String> {
         let names = || {
             cell.outputs
@@ -171,7 +183,7 @@ impl Netlist {
                 .flat_map(|b| self.bit_names.get(b).into_iter().flatten())
         };
         names()
-            .find(|n| stage_of(n.split('[').next().unwrap_or(n)).is_some())
+            .find(|n| self.described.contains(n.split('[').next().unwrap_or(n)))
             .or_else(|| names().next())
             .cloned()
     }
@@ -409,25 +421,71 @@ pub struct Depth {
     pub end: String,
 }
 
-/// `s<N>_...` -> N.
-pub fn stage_of(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix('s')?;
-    let (num, tail) = rest.split_once('_')?;
-    if tail.is_empty() || num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    num.parse().ok()
+/// The registers of `unit` by name: every stage's data registers and the
+/// pipeline control (valid flags, load enables).
+fn described_registers(unit: &UnitDescription) -> HashSet<String> {
+    unit.stages
+        .iter()
+        .flat_map(|s| &s.registers)
+        .chain(&unit.control)
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn flop(outputs: Vec<usize>) -> Cell {
+        Cell {
+            name: "ff_0".into(),
+            kind: "DFF_X1".into(),
+            inputs: vec![2],
+            outputs,
+        }
+    }
+
+    /// A flop whose output net has several names is named by the one the
+    /// unit description lists, whatever its spelling; without one, by its
+    /// first name.
     #[test]
-    fn stage_names() {
-        assert_eq!(stage_of("s1_symbols"), Some(1));
-        assert_eq!(stage_of("s12_x"), Some(12));
-        assert_eq!(stage_of("sel_x"), None);
-        assert_eq!(stage_of("s_x"), None);
+    fn flops_are_named_by_their_described_register() {
+        let mut nl = Netlist {
+            described: ["s2_sum", "held", "s1_valid"]
+                .map(String::from)
+                .into_iter()
+                .collect(),
+            ..Netlist::default()
+        };
+        nl.bit_names
+            .insert(5, vec!["out_data[3]".into(), "s2_sum[3]".into()]);
+        nl.bit_names.insert(6, vec!["aux".into(), "held".into()]);
+        nl.bit_names.insert(7, vec!["s9_wire".into(), "tmp".into()]);
+        assert_eq!(nl.flop_register(&flop(vec![5])).as_deref(), Some("s2_sum"));
+        assert_eq!(nl.flop_bit(&flop(vec![5])).as_deref(), Some("s2_sum[3]"));
+        assert_eq!(nl.flop_register(&flop(vec![6])).as_deref(), Some("held"));
+        assert_eq!(nl.flop_register(&flop(vec![7])).as_deref(), Some("s9_wire"));
+        assert_eq!(nl.flop_register(&flop(vec![8])), None);
+    }
+
+    /// The described registers are the stages' registers and the control.
+    #[test]
+    fn described_registers_come_from_the_stages_and_control() {
+        let unit = UnitDescription {
+            module: "m".into(),
+            latency: 1,
+            ports: Vec::new(),
+            control: vec!["s1_valid".into(), "s1_enable".into()],
+            stages: vec![hdl::unit::StageDesc {
+                stage: 1,
+                title: "sum".into(),
+                registers: vec!["s1_sum".into()],
+            }],
+            probes: Vec::new(),
+        };
+        let got = described_registers(&unit);
+        let mut got: Vec<_> = got.into_iter().collect();
+        got.sort();
+        assert_eq!(got, ["s1_enable", "s1_sum", "s1_valid"]);
     }
 }
