@@ -166,7 +166,7 @@ fn to_aiger(view: &Module, header: &[String], dir: &Path, stem: &str) -> Result<
 /// mutation cannot reach are equal by construction; leaving them out
 /// leaves their logic out of the problem).
 fn miter_verilog(desc: &UnitDescription, reached: &[String]) -> String {
-    use hdl::unit::Direction;
+    use hdl::unit::{Direction, PortRole};
     let mut v = String::from("module miter (\n");
     let mut decl = Vec::new();
     let mut wires = String::new();
@@ -188,7 +188,7 @@ fn miter_verilog(desc: &UnitDescription, reached: &[String]) -> String {
                 wires.push_str(&format!("  wire {range}g_{0}, m_{0};\n", p.name));
                 g.push(format!(".{0}(g_{0})", p.name));
                 m.push(format!(".{0}(m_{0})", p.name));
-                if p.name != "in_ready" && p.name != "out_valid" && reached.contains(&p.name) {
+                if p.role() == PortRole::Data && reached.contains(&p.name) {
                     data.push(format!("(g_{0} == m_{0})", p.name));
                 }
             }

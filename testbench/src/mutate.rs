@@ -979,7 +979,9 @@ pub fn first_difference(
             sim.step();
             sim.set_u128("in_valid", 0)?;
         }
-        let names = std::iter::once(format!("s{}_valid", st.stage)).chain(st.registers.clone());
+        let names = crate::locate::stage_valid(desc, st.stage)
+            .into_iter()
+            .chain(st.registers.clone());
         for name in names {
             let [a, b] = &mut sims;
             if a.get(&name)? != b.get(&name)? {
@@ -1069,17 +1071,19 @@ pub fn replay_difference(
             sim.step();
         }
         for st in &desc.stages {
-            let flag = format!("s{}_valid", st.stage);
             let [a, b] = &mut sims;
-            let held = a.get(&flag)?;
-            if held != b.get(&flag)? {
-                return Ok(Some(Located::Stage {
-                    stage: st.stage,
-                    signal: flag,
-                }));
-            }
-            if held.is_zero() {
-                continue;
+            // a stage without a described valid flag: its registers always
+            if let Some(flag) = crate::locate::stage_valid(desc, st.stage) {
+                let held = a.get(&flag)?;
+                if held != b.get(&flag)? {
+                    return Ok(Some(Located::Stage {
+                        stage: st.stage,
+                        signal: flag,
+                    }));
+                }
+                if held.is_zero() {
+                    continue;
+                }
             }
             for name in &st.registers {
                 if a.get(name)? != b.get(name)? {
