@@ -15,7 +15,7 @@
 pub mod coder;
 pub mod train;
 
-pub use coder::{ProgrammedDecodeError, ProgrammedSet};
+pub use coder::ProgrammedSet;
 pub use train::{online_protocol, train_slots, OnlineOptions, OnlineResult};
 
 use super::model::{ByteRule, ModelSet, Predictor, Selection};
@@ -235,7 +235,8 @@ pub struct Slot {
 }
 
 /// The configuration image: a form, the fingerprint of the hard-wired set
-/// it is made for, and K slots (`None`: unloaded, never selected).
+/// it is made for, and K slots (`None`: unloaded: no model ID, never
+/// selected).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SlotImage {
     pub form: Form,

@@ -18,7 +18,10 @@
 //!    that wins at least [`MIN_MEMBERS`] blocks is fitted again to them;
 //!    stop when a round gains less than 0.1%, keep the best slots seen;
 //! 4. from the last slot to the first, a slot whose removal does not make
-//!    the sample's coded total larger is left unloaded.
+//!    the sample's coded size larger is left unloaded, and all are when
+//!    the hard-wired set alone codes it no larger. The size counts every
+//!    block's header (custom blocks too): the header widens with the
+//!    loaded slots.
 //!
 //! Fitting a slot to blocks: per byte, in position order, the base and
 //! shift of the form that minimise the Gray-code ones of the residue
@@ -489,17 +492,31 @@ pub fn train_slots(
             break;
         }
     }
-    // a slot whose removal does not code the sample longer stays unloaded
-    // (under the zero-run rule a slot can win blocks it codes longer)
-    let (mut total, slots, mut sc) = best;
+    // a slot whose removal does not make the sample's coded size larger
+    // stays unloaded (under the zero-run rule a slot can win blocks it
+    // codes longer); the size counts the header of every block, custom
+    // blocks included, whose width grows with the loaded slots
+    let (_, slots, mut sc) = best;
+    let (all, useful_n) = (blocks.len() as u128, useful.len() as u128);
+    let size = |sc: &[Option<Vec<Sc>>]| -> u128 {
+        let loaded = sc.iter().filter(|l| l.is_some()).count();
+        let h = header_bits(set.id_count() + loaded) as u128;
+        // payload scaled from the sample to the useful blocks, times n
+        assign(sc).2 as u128 * useful_n + h * all * n as u128
+    };
+    let mut total = size(&sc);
     for j in (0..sc.len()).rev() {
         let kept = sc[j].take();
-        let without = assign(&sc).2;
+        let without = size(&sc);
         if without <= total {
             total = without;
         } else {
             sc[j] = kept;
         }
+    }
+    let none: Vec<Option<Vec<Sc>>> = vec![None; sc.len()];
+    if size(&none) <= total {
+        sc = none;
     }
     for ((dst, s), l) in image.slots.iter_mut().zip(slots).zip(&sc) {
         if l.is_some() {
@@ -507,6 +524,11 @@ pub fn train_slots(
         }
     }
     Ok(image)
+}
+
+/// Header bits of a unit with `ids` model IDs: `max(1, ceil(log2 ids))`.
+pub fn header_bits(ids: usize) -> u32 {
+    (usize::BITS - ids.saturating_sub(1).leading_zeros()).max(1)
 }
 
 /// What selection sees of one predictor for one block.
