@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::atomic_output::Output;
 
 /// The form `mpc` uses when `--form` is not given.
-pub const DEFAULT_FORM: &str = "stride-part";
+pub const DEFAULT_FORM: &str = "stride-colpart";
 
 /// The form named `name`, or an error listing the forms.
 pub fn form(name: &str) -> Result<Form> {
