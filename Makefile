@@ -150,6 +150,24 @@ SCALING_MODEL ?= models/extended
 synth-scaling:
 	$(CARGO) run --release -p synth --bin synth -- --scaling --model $(SCALING_MODEL)
 
+## Programmable slots (docs/spec/program-slots.md): the online protocol
+## (`mpc ratio --online K --form F --json`) on every corpus file for every
+## slot form and K in PROG_K, then docs/eval/programmable.md and its charts
+## (about two minutes in release mode on 2 cores; not part of `make test`).
+PROG_K     ?= 1 2 4
+PROG_FORMS ?= full any-part stride-part stride-k0-part stride-cols stride-lib stride-colpart
+PROG_DIR   ?= build/programmable
+.PHONY: programmable-eval
+programmable-eval:
+	$(CARGO) build --release -p bulk --bin mpc -p modeling --bin programmable_eval
+	mkdir -p $(PROG_DIR)
+	set -e; for f in $(PROG_FORMS); do for k in $(PROG_K); do \
+	  ./target/release/mpc ratio --model models/default --online $$k --form $$f --json \
+	    $(sort $(wildcard $(CORPUS)/*/*.bin)) > $(PROG_DIR)/$$f-$$k.json; \
+	done; done
+	./target/release/programmable_eval --model models/default --dir $(PROG_DIR) \
+	  --ks $(shell echo $(PROG_K) | tr ' ' ',') --out docs/eval/programmable
+
 ## Ratio against area over the predictor count K and both selection rules
 ## (docs/eval/label-free.md): train every set without labels into
 ## build/curve/sets/, generate and synthesise it (area only, ABC without SAT

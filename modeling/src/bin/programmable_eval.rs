@@ -1,0 +1,413 @@
+//! `programmable_eval`: the report of the online protocol for programmable
+//! predictor slots (`docs/spec/program-slots.md`). Reads the JSON objects
+//! `mpc ratio --online K --form F --json` printed for every form and K
+//! (`DIR/FORM-K.json`, `make programmable-eval` writes them), the roles
+//! of the applications from the hard-wired set's provenance notes, and
+//! writes `OUT.md` and `OUT.png`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use datafiles::atomic::{write_atomic, wrote};
+use golden::mpc::program::FORMS;
+use golden::mpc::ModelSet;
+use modeling::plot::{write_bar_chart, BarChart, BarGroup};
+use serde_json::Value;
+
+#[derive(Parser)]
+#[command(
+    name = "programmable_eval",
+    about = "Report of the online protocol of programmable MPC slots: per form and K, overall, \
+             unseen, mixed + workload and per-file ratios against the hard-wired set alone"
+)]
+struct Cli {
+    /// The hard-wired model set (its notes give each application's role).
+    #[arg(long)]
+    model: PathBuf,
+    /// Directory of FORM-K.json files (`mpc ratio --online K --form FORM --json`).
+    #[arg(long)]
+    dir: PathBuf,
+    /// Slot counts measured.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    ks: Vec<usize>,
+    /// Output path without extension: OUT.md, OUT.png.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// One file of one run.
+#[derive(Clone, Debug)]
+struct FileRow {
+    /// `class/name.bin`.
+    key: String,
+    hw: u64,
+    pr: u64,
+    orig: u64,
+    train_blocks: u64,
+    train_s: f64,
+}
+
+/// Which files a row of the per-class table sums.
+type Pick<'a> = Box<dyn Fn(&FileRow) -> bool + 'a>;
+
+/// One run (form, K).
+struct Run {
+    files: Vec<FileRow>,
+}
+
+/// Sums of a set of files.
+#[derive(Clone, Copy, Default)]
+struct Sum {
+    hw: u64,
+    pr: u64,
+    orig: u64,
+}
+
+impl Sum {
+    fn hw_ratio(&self) -> f64 {
+        self.orig as f64 / self.hw.max(1) as f64
+    }
+    fn pr_ratio(&self) -> f64 {
+        self.orig as f64 / self.pr.max(1) as f64
+    }
+    fn gain(&self) -> f64 {
+        100.0 * (self.pr_ratio() / self.hw_ratio() - 1.0)
+    }
+}
+
+/// `class/name.bin`: the last two components of a path.
+fn key_of(path: &str) -> String {
+    let p = Path::new(path);
+    let name = p
+        .file_name()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
+    let class = p
+        .parent()
+        .and_then(|d| d.file_name())
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
+    format!("{class}/{name}")
+}
+
+fn class_of(key: &str) -> &str {
+    key.split('/').next().unwrap_or("")
+}
+
+/// Roles (`seen`, `unseen`, `evaluation`) from the set's provenance notes
+/// (`Roles: FILE HASH ROLE; ...`).
+fn roles(set: &ModelSet) -> BTreeMap<String, String> {
+    let notes = &set.provenance.notes;
+    let mut out = BTreeMap::new();
+    let Some(start) = notes.find("Roles: ") else {
+        return out;
+    };
+    let rest = &notes[start + 7..];
+    let end = rest.find(". ").unwrap_or(rest.len());
+    for item in rest[..end].split("; ") {
+        let parts: Vec<&str> = item.split_whitespace().collect();
+        if let [file, _, role] = parts[..] {
+            out.insert(file.to_string(), role.to_string());
+        }
+    }
+    out
+}
+
+fn read_run(path: &Path) -> Result<Run> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    let files = v["files"]
+        .as_array()
+        .with_context(|| format!("{}: no `files` array", path.display()))?;
+    let num = |f: &Value, k: &str| -> Result<u64> {
+        f[k].as_u64()
+            .with_context(|| format!("{}: field `{k}` missing", path.display()))
+    };
+    let mut rows = Vec::new();
+    for f in files {
+        rows.push(FileRow {
+            key: key_of(f["file"].as_str().unwrap_or("")),
+            hw: num(f, "hard_wired_bits")?,
+            pr: num(f, "programmed_bits")?,
+            orig: num(f, "original_bits")?,
+            train_blocks: num(f, "train_blocks")?,
+            train_s: f["train_seconds"].as_f64().unwrap_or(0.0),
+        });
+    }
+    Ok(Run { files: rows })
+}
+
+fn sum<'a>(rows: impl IntoIterator<Item = &'a FileRow>) -> Sum {
+    rows.into_iter().fold(Sum::default(), |s, r| Sum {
+        hw: s.hw + r.hw,
+        pr: s.pr + r.pr,
+        orig: s.orig + r.orig,
+    })
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let set = ModelSet::load(&cli.model)?;
+    let role = roles(&set);
+    if role.is_empty() {
+        bail!(
+            "{}: its provenance notes list no roles (`Roles: ...`)",
+            cli.model.display()
+        );
+    }
+    let mut runs: BTreeMap<(usize, usize), Run> = BTreeMap::new();
+    for (fi, f) in FORMS.iter().enumerate() {
+        for &k in &cli.ks {
+            let p = cli.dir.join(format!("{}-{k}.json", f.name));
+            runs.insert((fi, k), read_run(&p)?);
+        }
+    }
+    let is = |r: &FileRow, want: &str| role.get(&r.key).map(String::as_str) == Some(want);
+    let mut md = String::new();
+    md.push_str(
+        "# Programmable slots: the online protocol on the dev corpus\n\n\
+         Written by `make programmable-eval` (`modeling/src/bin/programmable_eval.rs` over the \
+         JSON of `mpc ratio --model models/default --online K --form F --json` on every corpus \
+         file, release build). Protocol (`docs/spec/program-slots.md`): per file, K slots are \
+         trained on its first quarter; the remaining three quarters are coded with \
+         `models/default` alone (*hard-wired*) and with `models/default` plus the slots \
+         (*programmed*). Ratios are original bits over compressed bits of those three \
+         quarters. *Unseen* are the applications `models/default` was not trained on (roles \
+         in its `model.toml` notes); *mixed + workload* the evaluation-only files. Targets: \
+         programmed at least 10% above hard-wired on unseen and on mixed + workload, and no \
+         file more than 0.5% below.\n\n",
+    );
+    // summary
+    md.push_str("## Summary by form and K\n\n");
+    md.push_str(
+        "| form | K | overall hw | overall prog | gain | unseen gain | mixed+workload gain | \
+         worst file | train s/MiB | targets |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---|\n",
+    );
+    let mut best_ratio: Option<(f64, usize, usize)> = None;
+    let mut meets: Vec<(usize, usize)> = Vec::new();
+    for ((fi, k), run) in &runs {
+        let all = sum(&run.files);
+        let unseen = sum(run.files.iter().filter(|r| is(r, "unseen")));
+        let eval = sum(run.files.iter().filter(|r| is(r, "evaluation")));
+        let worst = run
+            .files
+            .iter()
+            .map(|r| {
+                let g = 100.0 * (r.hw as f64 / r.pr.max(1) as f64 - 1.0);
+                (g, r.key.clone())
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap_or((0.0, String::new()));
+        let tb: u64 = run.files.iter().map(|r| r.train_blocks * 32).sum();
+        let ts: f64 = run.files.iter().map(|r| r.train_s).sum();
+        let per_mib = ts / (tb.max(1) as f64 / (1 << 20) as f64);
+        let ok = unseen.gain() >= 10.0 && eval.gain() >= 10.0 && worst.0 >= -0.5;
+        if ok {
+            meets.push((*fi, *k));
+        }
+        if best_ratio.is_none_or(|b| all.pr_ratio() > b.0) {
+            best_ratio = Some((all.pr_ratio(), *fi, *k));
+        }
+        md.push_str(&format!(
+            "| {} | {k} | {:.3} | {:.3} | {:+.2}% | {:+.2}% | {:+.2}% | {:+.2}% `{}` | {:.3} | {} |\n",
+            FORMS[*fi].name,
+            all.hw_ratio(),
+            all.pr_ratio(),
+            all.gain(),
+            unseen.gain(),
+            eval.gain(),
+            worst.0,
+            worst.1,
+            per_mib,
+            if ok { "met" } else { "not met" }
+        ));
+    }
+    md.push_str(
+        "\n*gain*: programmed ratio over hard-wired ratio, minus 1. *worst file*: the file \
+         whose programmed ratio is lowest against its hard-wired ratio. *train s/MiB*: the \
+         training time summed over all files over the MiB of first quarters, one thread per \
+         file, two files at a time on the 2-core machine.\n\n",
+    );
+    // recommendation
+    let (_, bf, bk) = best_ratio.unwrap_or((0.0, 0, 0));
+    md.push_str("## Recommendation\n\n");
+    md.push_str(&format!(
+        "Highest overall ratio: **{}** with K = {bk}. ",
+        FORMS[bf].name
+    ));
+    if meets.is_empty() {
+        md.push_str("No form and K meets all three targets on this corpus.\n\n");
+    } else {
+        md.push_str(&format!(
+            "Forms and K that meet all three targets: {}.\n\n",
+            meets
+                .iter()
+                .map(|(f, k)| format!("{} K={k}", FORMS[*f].name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    md.push_str(include_str!("programmable_eval_text.md"));
+    // per class and per file for every form at K = the largest
+    let kmax = cli.ks.iter().copied().max().unwrap_or(1);
+    md.push_str(&format!("\n## Per class, K = {kmax}\n\nProgrammed ratio (gain over hard-wired) per form.\n\n| class | hard-wired |"));
+    for f in FORMS.iter() {
+        md.push_str(&format!(" {} |", f.name));
+    }
+    md.push_str("\n|---|---:|");
+    md.push_str(&"---:|".repeat(FORMS.len()));
+    md.push('\n');
+    let mut classes: Vec<String> = runs
+        .values()
+        .next()
+        .map(|r| {
+            r.files
+                .iter()
+                .map(|f| class_of(&f.key).to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    classes.sort();
+    classes.dedup();
+    let groups: Vec<(String, Pick)> = classes
+        .iter()
+        .map(|c| {
+            let c2 = c.clone();
+            (
+                c.clone(),
+                Box::new(move |r: &FileRow| class_of(&r.key) == c2) as Pick,
+            )
+        })
+        .chain([
+            (
+                "**unseen**".to_string(),
+                Box::new(|r: &FileRow| is(r, "unseen")) as Pick,
+            ),
+            (
+                "**mixed + workload**".to_string(),
+                Box::new(|r: &FileRow| is(r, "evaluation")),
+            ),
+            ("**all**".to_string(), Box::new(|_: &FileRow| true)),
+        ])
+        .collect();
+    for (name, pick) in &groups {
+        let first = runs
+            .get(&(0, kmax))
+            .map(|r| sum(r.files.iter().filter(|f| pick(f))));
+        md.push_str(&format!(
+            "| {name} | {:.3} |",
+            first.map_or(0.0, |s| s.hw_ratio())
+        ));
+        for fi in 0..FORMS.len() {
+            if let Some(r) = runs.get(&(fi, kmax)) {
+                let s = sum(r.files.iter().filter(|f| pick(f)));
+                md.push_str(&format!(" {:.3} ({:+.1}%) |", s.pr_ratio(), s.gain()));
+            }
+        }
+        md.push('\n');
+    }
+    md.push_str(&format!(
+        "\n## Per file, K = {kmax}\n\n| file | role | hard-wired |"
+    ));
+    for f in FORMS.iter() {
+        md.push_str(&format!(" {} |", f.name));
+    }
+    md.push_str("\n|---|---|---:|");
+    md.push_str(&"---:|".repeat(FORMS.len()));
+    md.push('\n');
+    if let Some(r0) = runs.get(&(0, kmax)) {
+        for (i, f0) in r0.files.iter().enumerate() {
+            let hw = f0.orig as f64 / f0.hw.max(1) as f64;
+            md.push_str(&format!(
+                "| `{}` | {} | {hw:.3} |",
+                f0.key,
+                role.get(&f0.key).map(String::as_str).unwrap_or("-")
+            ));
+            for fi in 0..FORMS.len() {
+                if let Some(f) = runs.get(&(fi, kmax)).and_then(|r| r.files.get(i)) {
+                    let p = f.orig as f64 / f.pr.max(1) as f64;
+                    md.push_str(&format!(" {p:.3} ({:+.1}%) |", 100.0 * (p / hw - 1.0)));
+                }
+            }
+            md.push('\n');
+        }
+    }
+    // charts: ratio, and training time, by form and K
+    let series: Vec<String> = cli.ks.iter().map(|k| format!("K = {k}")).collect();
+    let series_refs: Vec<&str> = series.iter().map(String::as_str).collect();
+    let short = |name: &str| name.replace("stride-", "s-");
+    let mut ratio_groups = Vec::new();
+    let mut time_groups = Vec::new();
+    for (fi, f) in FORMS.iter().enumerate() {
+        let (mut values, mut times, mut marker) = (Vec::new(), Vec::new(), None);
+        for &k in &cli.ks {
+            if let Some(r) = runs.get(&(fi, k)) {
+                let s = sum(&r.files);
+                values.push(s.pr_ratio());
+                marker = Some(s.hw_ratio());
+                let tb: u64 = r.files.iter().map(|x| x.train_blocks * 32).sum();
+                let ts: f64 = r.files.iter().map(|x| x.train_s).sum();
+                times.push(ts / (tb.max(1) as f64 / (1 << 20) as f64));
+            }
+        }
+        ratio_groups.push(BarGroup {
+            label: short(f.name),
+            values,
+            marker,
+        });
+        time_groups.push(BarGroup {
+            label: short(f.name),
+            values: times,
+            marker: Some(1.0),
+        });
+    }
+    let png = cli.out.with_extension("png");
+    write_bar_chart(
+        &png,
+        &BarChart {
+            title: "Online protocol: overall ratio of models/default + K slots, by slot form",
+            x_desc: "slot form (s- = stride-)",
+            y_desc: "compression ratio of the last three quarters",
+            series: &series_refs,
+            groups: &ratio_groups,
+            marker_name: "models/default alone",
+        },
+    )?;
+    wrote(&png);
+    let stem = cli
+        .out
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let time_png = cli.out.with_file_name(format!("{stem}-training.png"));
+    write_bar_chart(
+        &time_png,
+        &BarChart {
+            title: "Run-time training of K slots: seconds per MiB of sample (one core)",
+            x_desc: "slot form (s- = stride-)",
+            y_desc: "training seconds per MiB of sample",
+            series: &series_refs,
+            groups: &time_groups,
+            marker_name: "target: 1 s per MiB",
+        },
+    )?;
+    wrote(&time_png);
+    let mdp = cli.out.with_extension("md");
+    let name = |p: &Path| {
+        p.file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    md.push_str(&format!(
+        "\n![ratio by form and K]({})\n\n![training time by form and K]({})\n",
+        name(&png),
+        name(&time_png)
+    ));
+    write_atomic(&mdp, md.as_bytes())?;
+    wrote(&mdp);
+    Ok(())
+}
