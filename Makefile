@@ -155,7 +155,7 @@ synth-scaling:
 ## slot form and K in PROG_K, then docs/eval/programmable.md and its charts
 ## (about two minutes in release mode on 2 cores; not part of `make test`).
 PROG_K     ?= 1 2 4
-PROG_FORMS ?= full any-part stride-part stride-k0-part stride-cols stride-lib stride-colpart
+PROG_FORMS ?= full any-part stride-part stride-k0-part stride-cols stride-lib stride-colpart stride-colpart-d8
 PROG_DIR   ?= build/programmable
 .PHONY: programmable-eval
 programmable-eval:

@@ -187,6 +187,12 @@ fn slots_loaded_with_hard_wired_predictors_code_identically() {
 }
 
 #[test]
+fn the_checksum_is_ieee_crc32() {
+    assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+    assert_eq!(crc32(b""), 0);
+}
+
+#[test]
 fn k_zero_is_the_hard_wired_unit() {
     let set = default_set();
     let img = SlotImage::empty(&set, FORMS[2], 0);

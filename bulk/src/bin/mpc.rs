@@ -77,7 +77,8 @@ enum Cmd {
         #[arg(long, value_name = "K")]
         online: Option<usize>,
         /// Slot form of --online (full, any-part, stride-part,
-        /// stride-k0-part, stride-cols, stride-lib, stride-colpart).
+        /// stride-k0-part, stride-cols, stride-lib, stride-colpart,
+        /// stride-colpart-d8).
         #[arg(long, requires = "online", default_value = program::DEFAULT_FORM)]
         form: String,
         /// With --online: one JSON object (per file and `overall`, each with
@@ -97,7 +98,7 @@ enum Cmd {
         #[arg(long, short)]
         model: PathBuf,
         /// Slot form (full, any-part, stride-part, stride-k0-part,
-        /// stride-cols, stride-lib, stride-colpart).
+        /// stride-cols, stride-lib, stride-colpart, stride-colpart-d8).
         #[arg(long, default_value = program::DEFAULT_FORM)]
         form: String,
         /// Slots in the unit (K).

@@ -83,7 +83,7 @@ pub struct Form {
 }
 
 /// Every slot form, indexed by its form field.
-pub const FORMS: [Form; 7] = [
+pub const FORMS: [Form; 8] = [
     Form {
         id: 0,
         name: "full",
@@ -139,6 +139,14 @@ pub const FORMS: [Form; 7] = [
         max_shift: 7,
         reorder: ReorderClass::ColumnsPartition,
         max_depth: 4,
+    },
+    Form {
+        id: 7,
+        name: "stride-colpart-d8",
+        base: BaseClass::Strides,
+        max_shift: 7,
+        reorder: ReorderClass::ColumnsPartition,
+        max_depth: 8,
     },
 ];
 

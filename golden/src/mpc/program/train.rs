@@ -28,8 +28,10 @@
 //! (`r ^ (r >> 1)`, the ones the byte puts into the XORed planes), summed
 //! over an evenly spaced subsample; a byte stays a root unless the best
 //! choice is at least 1% cheaper than sending it, and a choice that would
-//! close a cycle or pass the form's depth bound is skipped. Then the
-//! reorder: any permutation by greedy joint zeros (as the offline
+//! close a cycle or pass the form's depth bound is skipped. A form with
+//! shifts is fitted twice, with its shifts and with shift 0 only, and the
+//! slot that codes the subsample shorter is kept (shift 0 on a tie). The
+//! reorder of each: any permutation by greedy joint zeros (as the offline
 //! trainer), a column order by greedy joint zeros of the columns over
 //! (block, plane) pairs, or the library entry that codes the subsample
 //! shortest. Deterministic: no randomness, every tie broken by position.
@@ -369,7 +371,37 @@ fn fit_partition(
 /// Fit one slot of `form` to `blocks`.
 fn fit(form: Form, hard_wired: &[Predictor], blocks: &[[u8; BLOCK_BYTES]], max: usize) -> Slot {
     let s = even(blocks, max);
-    let rules = fit_rules(form, &s);
+    let with_shifts = fit_with(form, hard_wired, &s, fit_rules(form, &s));
+    if form.max_shift == 0 {
+        return with_shifts;
+    }
+    // the Gray-ones cost can prefer a shift where the exact (k = 0)
+    // prediction of the same base gives more whole zero residues: fit the
+    // k = 0 rules too and keep the slot that codes the blocks shorter
+    // (ties: k = 0)
+    let k0 = Form {
+        max_shift: 0,
+        ..form
+    };
+    let without = fit_with(form, hard_wired, &s, fit_rules(k0, &s));
+    let bits = |slot: &Slot| -> u64 {
+        let c = single(&slot.predictor("", hard_wired));
+        lengths(&c, 0, &s).iter().map(|&x| x as u64).sum()
+    };
+    if bits(&with_shifts) < bits(&without) {
+        with_shifts
+    } else {
+        without
+    }
+}
+
+/// The reorder of `form` fitted to `s` under `rules`.
+fn fit_with(
+    form: Form,
+    hard_wired: &[Predictor],
+    s: &[[u8; BLOCK_BYTES]],
+    rules: [ByteRule; BLOCK_BYTES],
+) -> Slot {
     let reorder = match form.reorder {
         ReorderClass::Any => SlotReorder::Any(Box::new(fit_any_reorder(&s, &rules))),
         ReorderClass::Partition => SlotReorder::Partition(fit_partition(&s, &rules, None)),
