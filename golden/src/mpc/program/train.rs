@@ -403,13 +403,13 @@ fn fit_with(
     rules: [ByteRule; BLOCK_BYTES],
 ) -> Slot {
     let reorder = match form.reorder {
-        ReorderClass::Any => SlotReorder::Any(Box::new(fit_any_reorder(&s, &rules))),
-        ReorderClass::Partition => SlotReorder::Partition(fit_partition(&s, &rules, None)),
+        ReorderClass::Any => SlotReorder::Any(Box::new(fit_any_reorder(s, &rules))),
+        ReorderClass::Partition => SlotReorder::Partition(fit_partition(s, &rules, None)),
         ReorderClass::ColumnsPartition => {
-            let c = fit_columns(&s, &rules);
-            SlotReorder::ColumnsPartition(c, fit_partition(&s, &rules, Some(c)))
+            let c = fit_columns(s, &rules);
+            SlotReorder::ColumnsPartition(c, fit_partition(s, &rules, Some(c)))
         }
-        ReorderClass::Columns => SlotReorder::Columns(fit_columns(&s, &rules)),
+        ReorderClass::Columns => SlotReorder::Columns(fit_columns(s, &rules)),
         ReorderClass::Library => {
             let mut best = (u64::MAX, 0u8);
             for l in 0..=hard_wired.len().min(255) {
@@ -418,7 +418,7 @@ fn fit_with(
                     reorder: SlotReorder::Library(l as u8),
                 };
                 let c = single(&slot.predictor("", hard_wired));
-                let bits: u64 = lengths(&c, 0, &s).iter().map(|&x| x as u64).sum();
+                let bits: u64 = lengths(&c, 0, s).iter().map(|&x| x as u64).sum();
                 if bits < best.0 {
                     best = (bits, l as u8);
                 }
