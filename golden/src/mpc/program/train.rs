@@ -69,7 +69,7 @@ impl OnlineOptions {
             // an any-base fit weighs 31 bases per byte: a smaller subsample
             // keeps it within the time budget
             fit_sample: match form.base {
-                BaseClass::Any => 768,
+                BaseClass::Any => 512,
                 BaseClass::Strides => 2048,
             },
             rounds: 3,
