@@ -152,10 +152,12 @@ synth-scaling:
 
 ## Programmable slots (docs/spec/program-slots.md): the online protocol
 ## (`mpc ratio --online K --form F --json`) on every corpus file for every
-## slot form and K in PROG_K, then docs/eval/programmable.md and its charts
-## (about two minutes in release mode on 2 cores; not part of `make test`).
+## slot form and K in PROG_K (and with models/default-exact for
+## PROG_EXACT_FORMS), then docs/eval/programmable.md and its charts (about
+## five minutes in release mode on 2 cores; not part of `make test`).
 PROG_K     ?= 1 2 4
 PROG_FORMS ?= full any-part stride-part stride-k0-part stride-cols stride-lib stride-colpart stride-colpart-d8
+PROG_EXACT_FORMS ?= full stride-colpart stride-colpart-d8
 PROG_DIR   ?= build/programmable
 .PHONY: programmable-eval
 programmable-eval:
@@ -164,6 +166,10 @@ programmable-eval:
 	set -e; for f in $(PROG_FORMS); do for k in $(PROG_K); do \
 	  ./target/release/mpc ratio --model models/default --online $$k --form $$f --json \
 	    $(sort $(wildcard $(CORPUS)/*/*.bin)) > $(PROG_DIR)/$$f-$$k.json; \
+	done; done
+	set -e; for f in $(PROG_EXACT_FORMS); do for k in $(PROG_K); do \
+	  ./target/release/mpc ratio --model models/default-exact --online $$k --form $$f --json \
+	    $(sort $(wildcard $(CORPUS)/*/*.bin)) > $(PROG_DIR)/exact-$$f-$$k.json; \
 	done; done
 	./target/release/programmable_eval --model models/default --dir $(PROG_DIR) \
 	  --ks $(shell echo $(PROG_K) | tr ' ' ',') --out docs/eval/programmable

@@ -236,11 +236,15 @@ fn main() -> Result<()> {
     let (_, bf, bk) = best_ratio.unwrap_or((0.0, 0, 0));
     md.push_str("## Recommendation\n\n");
     md.push_str(&format!(
-        "Highest overall ratio: **{}** with K = {bk}. ",
+        "With `models/default` (zero-run selection): highest overall ratio **{}** with \
+         K = {bk}. ",
         FORMS[bf].name
     ));
     if meets.is_empty() {
-        md.push_str("No form and K meets all three targets on this corpus.\n\n");
+        md.push_str(
+            "No form and K meets all three targets on this corpus with the zero-run set \
+             (the exact selection rule does: last section).\n\n",
+        );
     } else {
         md.push_str(&format!(
             "Forms and K that meet all three targets: {}.\n\n",
@@ -252,6 +256,88 @@ fn main() -> Result<()> {
         ));
     }
     md.push_str(include_str!("programmable_eval_text.md"));
+    // the exact selection rule: DIR/exact-FORM-K.json, runs of the same
+    // protocol with the exact-selection set, against the set above alone
+    let mut exact_rows = String::new();
+    for (fi, f) in FORMS.iter().enumerate() {
+        for &k in &cli.ks {
+            let p = cli.dir.join(format!("exact-{}-{k}.json", f.name));
+            if !p.exists() {
+                continue;
+            }
+            let ex = read_run(&p)?;
+            let Some(base) = runs.get(&(fi, k)) else {
+                continue;
+            };
+            // programmed bits of the exact runs against the zero-run set's
+            // hard-wired bits, file by file (the same test blocks)
+            let mut rows_alone = Vec::new();
+            let mut rows_prog = Vec::new();
+            for (b, e) in base.files.iter().zip(&ex.files) {
+                if b.key != e.key || b.orig != e.orig {
+                    bail!("{}: its files differ from the zero-run runs'", p.display());
+                }
+                rows_alone.push(FileRow {
+                    pr: e.hw,
+                    ..b.clone()
+                });
+                rows_prog.push(FileRow {
+                    pr: e.pr,
+                    ..b.clone()
+                });
+            }
+            let g = |rows: &[FileRow], pick: &dyn Fn(&FileRow) -> bool| {
+                sum(rows.iter().filter(|r| pick(r))).gain()
+            };
+            let worst = rows_prog
+                .iter()
+                .map(|r| {
+                    (
+                        100.0 * (r.hw as f64 / r.pr.max(1) as f64 - 1.0),
+                        r.key.clone(),
+                    )
+                })
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .unwrap_or((0.0, String::new()));
+            let (u, m) = (
+                g(&rows_prog, &|r| is(r, "unseen")),
+                g(&rows_prog, &|r| is(r, "evaluation")),
+            );
+            let alone = |pick: &dyn Fn(&FileRow) -> bool| g(&rows_alone, pick);
+            exact_rows.push_str(&format!(
+                "| {} | {k} | {:+.2}% / {:+.2}% | {:+.2}% / {u:+.2}% | {:+.2}% / {m:+.2}% | \
+                 {:+.2}% `{}` | {} |\n",
+                f.name,
+                alone(&|_| true),
+                g(&rows_prog, &|_| true),
+                alone(&|r| is(r, "unseen")),
+                alone(&|r| is(r, "evaluation")),
+                worst.0,
+                worst.1,
+                if u >= 10.0 && m >= 10.0 && worst.0 >= -0.5 {
+                    "met"
+                } else {
+                    "not met"
+                }
+            ));
+        }
+    }
+    if !exact_rows.is_empty() {
+        md.push_str(
+            "## With the exact selection rule\n\n\
+             The same protocol with `models/default-exact` (the same five groups trained \
+             with selection `exact`) as the hard-wired set (`make programmable-eval` runs \
+             it for `PROG_EXACT_FORMS`), every gain against **`models/default` alone** on \
+             the same blocks: the exact set alone, then programmed. Exact selection picks \
+             the shortest code, so a slot can no longer win a block by a longer zero run \
+             while coding it longer.\n\n\
+             | form | K | overall (alone / programmed) | unseen (alone / programmed) | \
+             mixed+workload (alone / programmed) | worst file (programmed) | targets |\n\
+             |---|---:|---:|---:|---:|---|---|\n",
+        );
+        md.push_str(&exact_rows);
+        md.push('\n');
+    }
     // per class and per file for every form at K = the largest
     let kmax = cli.ks.iter().copied().max().unwrap_or(1);
     md.push_str(&format!("\n## Per class, K = {kmax}\n\nProgrammed ratio (gain over hard-wired) per form.\n\n| class | hard-wired |"));
