@@ -259,6 +259,10 @@ fn main() -> Result<()> {
     // the exact selection rule: DIR/exact-FORM-K.json, runs of the same
     // protocol with the exact-selection set, against the set above alone
     let mut exact_rows = String::new();
+    // (column name, rows with the programmed bits of that run), and the
+    // exact set alone
+    let mut exact_cols: Vec<(String, Vec<FileRow>)> = Vec::new();
+    let mut exact_alone: Option<Vec<FileRow>> = None;
     for (fi, f) in FORMS.iter().enumerate() {
         for &k in &cli.ks {
             let p = cli.dir.join(format!("exact-{}-{k}.json", f.name));
@@ -304,6 +308,8 @@ fn main() -> Result<()> {
                 g(&rows_prog, &|r| is(r, "evaluation")),
             );
             let alone = |pick: &dyn Fn(&FileRow) -> bool| g(&rows_alone, pick);
+            exact_cols.push((format!("{} K={k}", f.name), rows_prog.clone()));
+            exact_alone.get_or_insert_with(|| rows_alone.clone());
             exact_rows.push_str(&format!(
                 "| {} | {k} | {:+.2}% / {:+.2}% | {:+.2}% / {u:+.2}% | {:+.2}% / {m:+.2}% | \
                  {:+.2}% `{}` | {} |\n",
@@ -483,6 +489,60 @@ fn main() -> Result<()> {
     )?;
     wrote(&time_png);
     let mdp = cli.out.with_extension("md");
+    if let Some(alone) = &exact_alone {
+        md.push_str(
+            "\n## Per file with the exact selection rule\n\nRatio (gain over `models/default` \
+             alone) of `models/default-exact` alone and programmed.\n\n| file | role | \
+             `models/default` | `default-exact` alone |",
+        );
+        for (c, _) in &exact_cols {
+            md.push_str(&format!(" {c} |"));
+        }
+        md.push_str("\n|---|---|---:|---:|");
+        md.push_str(&"---:|".repeat(exact_cols.len()));
+        md.push('\n');
+        let cell = |r: &FileRow| {
+            let (h, p) = (
+                r.orig as f64 / r.hw.max(1) as f64,
+                r.orig as f64 / r.pr.max(1) as f64,
+            );
+            format!(" {p:.3} ({:+.1}%) |", 100.0 * (p / h - 1.0))
+        };
+        for (i, a) in alone.iter().enumerate() {
+            md.push_str(&format!(
+                "| `{}` | {} | {:.3} |{}",
+                a.key,
+                role.get(&a.key).map(String::as_str).unwrap_or("-"),
+                a.orig as f64 / a.hw.max(1) as f64,
+                cell(a)
+            ));
+            for (_, rows) in &exact_cols {
+                if let Some(r) = rows.get(i) {
+                    md.push_str(&cell(r));
+                }
+            }
+            md.push('\n');
+        }
+        let picks: [(&str, &dyn Fn(&FileRow) -> bool); 3] = [
+            ("**unseen**", &|r| is(r, "unseen")),
+            ("**mixed + workload**", &|r| is(r, "evaluation")),
+            ("**all**", &|_| true),
+        ];
+        for (label, pick) in picks {
+            let sa = sum(alone.iter().filter(|r| pick(r)));
+            md.push_str(&format!(
+                "| {label} | | {:.3} | {:.3} ({:+.1}%) |",
+                sa.hw_ratio(),
+                sa.pr_ratio(),
+                sa.gain()
+            ));
+            for (_, rows) in &exact_cols {
+                let sp = sum(rows.iter().filter(|r| pick(r)));
+                md.push_str(&format!(" {:.3} ({:+.1}%) |", sp.pr_ratio(), sp.gain()));
+            }
+            md.push('\n');
+        }
+    }
     let name = |p: &Path| {
         p.file_name()
             .map(|s| s.to_string_lossy().into_owned())
