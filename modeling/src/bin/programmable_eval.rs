@@ -523,10 +523,13 @@ fn main() -> Result<()> {
             }
             md.push('\n');
         }
-        let picks: [(&str, &dyn Fn(&FileRow) -> bool); 3] = [
-            ("**unseen**", &|r| is(r, "unseen")),
-            ("**mixed + workload**", &|r| is(r, "evaluation")),
-            ("**all**", &|_| true),
+        let picks: [(&str, Pick); 3] = [
+            ("**unseen**", Box::new(|r: &FileRow| is(r, "unseen"))),
+            (
+                "**mixed + workload**",
+                Box::new(|r: &FileRow| is(r, "evaluation")),
+            ),
+            ("**all**", Box::new(|_: &FileRow| true)),
         ];
         for (label, pick) in picks {
             let sa = sum(alone.iter().filter(|r| pick(r)));
