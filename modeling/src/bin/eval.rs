@@ -11,8 +11,11 @@ use clap::Parser;
 use datafiles::atomic::{write_atomic, wrote};
 use datafiles::corpus::{Corpus, Split};
 use golden::baselines::{Bdi, Bpc, CPack, Fpc, MpcBlockCodec, Sc2};
+use golden::mpc::program::{Form, FORMS};
 use golden::mpc::{ModelSet, MpcCodec};
-use modeling::eval::{evaluate, report, Algo, Lz4Block};
+use modeling::eval::{
+    evaluate, evaluate_online, report, Algo, Column, Lz4Block, Programmed, DEFAULT_FORM,
+};
 use modeling::plot::{write_bar_chart, BarChart, BarGroup};
 
 /// The paper's Fig. 5 averages (Jin et al. 2022), 32-byte blocks.
@@ -41,7 +44,12 @@ const PAPER: [(&str, f64); 6] = [
         was never trained on, so every block of every file is evaluated (the files of \
         trainable classes count as unseen, mixed/workload as themselves) and SC2's value \
         table comes from the training blocks of --sc2-corpus (the corpus the model sets \
-        were trained on, paper split with --seed). The report says which mode was used."
+        were trained on, paper split with --seed). The report says which mode was used.\n\n\
+        Online protocol (--online K; docs/spec/program-slots.md): per application, K slots of \
+        --form are trained on its first quarter of 32-byte blocks in file order for each \
+        --models set, giving a column `MPC programmed:SET` beside `MPC:SET`; then every \
+        column, baselines included, is measured on the same blocks, the remaining three \
+        quarters of each file (the roles and SC2's training blocks stay the mode's)."
 )]
 struct Cli {
     /// Corpus: a directory with MANIFEST.tsv, or unlabelled data (a
@@ -90,6 +98,25 @@ struct Cli {
     /// The command line to print in the report (default: reconstructed).
     #[arg(long)]
     command: Option<String>,
+    /// The online protocol with K programmable slots per model set (see
+    /// above): adds the `MPC programmed:SET` columns and measures every
+    /// column on the last three quarters of each file.
+    #[arg(long, value_name = "K")]
+    online: Option<usize>,
+    /// Slot form of --online (full, any-part, stride-part, stride-k0-part,
+    /// stride-cols, stride-lib, stride-colpart, stride-colpart-d8).
+    #[arg(long, requires = "online", default_value = DEFAULT_FORM)]
+    form: String,
+}
+
+/// The slot form named `name`, or an error listing the forms.
+fn form(name: &str) -> Result<Form> {
+    Form::by_name(name).with_context(|| {
+        format!(
+            "--form {name:?} is not a slot form; the forms are {}",
+            FORMS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
+        )
+    })
 }
 
 fn main() -> Result<()> {
@@ -97,6 +124,14 @@ fn main() -> Result<()> {
     if cli.block != 32 && cli.block != 128 {
         bail!("--block {}: only 32 or 128 bytes are supported", cli.block);
     }
+    let slot_form = match cli.online {
+        Some(_) if cli.models.is_empty() => bail!(
+            "--online programs MPC model sets: give at least one --models set (e.g. --models \
+             models/default)"
+        ),
+        Some(_) => Some(form(&cli.form)?),
+        None => None,
+    };
     let start = Instant::now();
     let corpus = Corpus::open(&cli.corpus)
         .with_context(|| format!("loading corpus {}", cli.corpus.display()))?;
@@ -156,6 +191,7 @@ fn main() -> Result<()> {
     let paper = |n: &str| PAPER.iter().find(|p| p.0 == n).map(|p| p.1);
     let mut algos: Vec<Algo> = Vec::new();
     let mut sets = Vec::new();
+    let mut programmed = Vec::new();
     for m in &cli.models {
         let set =
             ModelSet::load(m).with_context(|| format!("loading model set {}", m.display()))?;
@@ -169,6 +205,13 @@ fn main() -> Result<()> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| m.display().to_string());
         sets.push(format!("`MPC:{label}` = {}", m.display()));
+        if let (Some(k), Some(f)) = (cli.online, slot_form) {
+            let name = format!("MPC programmed:{label}");
+            let mut p = Programmed::new(name, set.clone(), f, k)
+                .with_context(|| format!("--online {k} on {}", m.display()))?;
+            p.base = Some(format!("MPC:{label}"));
+            programmed.push(p);
+        }
         algos.push(Algo {
             name: format!("MPC:{label}"),
             codec: Box::new(MpcBlockCodec::new(
@@ -253,7 +296,10 @@ fn main() -> Result<()> {
 
     let total: u64 = (0..corpus.apps.len())
         .map(|i| {
-            if b == 32 {
+            let n = corpus.apps[i].blocks.len();
+            if cli.online.is_some() {
+                ((n - n / 4) / (b / 32)) as u64
+            } else if b == 32 {
                 split.apps[i].test.len() as u64
             } else {
                 (corpus.apps[i].blocks.len() / 4) as u64
@@ -268,15 +314,38 @@ fn main() -> Result<()> {
     }
     let pb = datafiles::progress::bar(total, "blocks", "eval: evaluating");
     let t_eval = Instant::now();
-    let e = evaluate(
-        &corpus,
-        &split,
-        &algos,
-        b,
-        !cli.no_verify,
-        cli.zstd_level,
-        &|n| pb.inc(n),
-    )?;
+    let e = if cli.online.is_some() {
+        // the programmed columns follow the fixed MPC sets
+        let n_sets = cli.models.len();
+        let mut columns: Vec<Column> = Vec::with_capacity(algos.len() + programmed.len());
+        let mut fixed = algos.into_iter();
+        columns.extend(fixed.by_ref().take(n_sets).map(Column::Fixed));
+        columns.extend(
+            programmed
+                .into_iter()
+                .map(|p| Column::Programmed(Box::new(p))),
+        );
+        columns.extend(fixed.map(Column::Fixed));
+        evaluate_online(
+            &corpus,
+            &split,
+            &columns,
+            b,
+            !cli.no_verify,
+            cli.zstd_level,
+            &|n| pb.inc(n),
+        )?
+    } else {
+        evaluate(
+            &corpus,
+            &split,
+            &algos,
+            b,
+            !cli.no_verify,
+            cli.zstd_level,
+            &|n| pb.inc(n),
+        )?
+    };
     pb.finish_and_clear();
     let eval_s = t_eval.elapsed().as_secs_f64();
     let total_s = start.elapsed().as_secs_f64();
@@ -316,7 +385,7 @@ fn main() -> Result<()> {
                 args.join(" ")
             )
         });
-        let mode = if held_out {
+        let mut mode = if held_out {
             format!(
                 "**Mode: held out.** `{}` is treated as data never trained on: every block of \
                  every file is evaluated (files of trainable classes are reported as unseen, \
@@ -328,6 +397,26 @@ fn main() -> Result<()> {
              the unseen, `mixed` and `workload` files are evaluated (split seed as training)"
                 .to_string()
         };
+        if let (Some(k), Some(f)) = (cli.online, slot_form) {
+            mode = format!(
+                "{mode}.\n\n**Online protocol (`--online {k} --form {}`, \
+                 docs/spec/program-slots.md).** Not the blocks the mode names: every column, baselines included, is measured on the \
+                 same blocks, the last three quarters of each file in file order (of its n \
+                 32-byte blocks, blocks floor(n/4) to n-1). Per application and model set, {k} \
+                 slot{} of form {} are trained on the first quarter (the first floor(n/4) \
+                 blocks, which no column measures), giving the `MPC programmed` columns. {}",
+                f.name,
+                if k == 1 { "" } else { "s" },
+                f.name,
+                if held_out {
+                    "No block of the corpus trained the model sets or SC2"
+                } else {
+                    "Roles and SC2's training blocks are the paper split's, so in the seen \
+                     applications the measured blocks include blocks the model sets and SC2 \
+                     trained on"
+                }
+            );
+        }
         let mut md = format!(
             "# MPC vs baseline compressors, {b}-byte blocks\n\nGenerated by `eval` \
              (modeling/src/bin/eval.rs; formats in docs/spec/baselines.md). Reproduce:\n\n```\n\
@@ -339,7 +428,7 @@ fn main() -> Result<()> {
                 "decompressed and compared with the original"
             }
         );
-        if b == 32 && !held_out {
+        if b == 32 && !held_out && cli.online.is_none() {
             md.push_str("## Against the paper (Jin et al. 2022, Fig. 5)\n\n");
             md.push_str(&report::paper_table(&e, &groups));
             md.push_str(

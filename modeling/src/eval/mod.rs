@@ -13,8 +13,10 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use datafiles::corpus::{AppRole, Corpus, Split};
-use golden::baselines::{BlockCodec, Compressed, DecodeError, VecBitWriter};
+use datafiles::corpus::{AppRole, Block, Corpus, Split};
+use golden::baselines::{BlockCodec, Compressed, DecodeError, MpcBlockCodec, VecBitWriter};
+use golden::mpc::program::{train_slots, Form, OnlineOptions, ProgrammedSet};
+use golden::mpc::ModelSet;
 
 pub mod report;
 
@@ -38,6 +40,12 @@ pub enum EvalError {
     },
     #[error("{0}")]
     Compressor(String),
+    #[error("{algo}: programming the slots for {app}: {reason}")]
+    Program {
+        algo: String,
+        app: String,
+        reason: String,
+    },
 }
 
 /// Integer classes.
@@ -117,6 +125,47 @@ pub struct AppResult {
     pub eval_bytes: u64,
     pub lz4_eval_bytes: u64,
     pub zstd_eval_bytes: u64,
+    /// Online protocol only: the 32-byte blocks of the sample (the file's
+    /// first quarter) and, per programmed column in column order, the
+    /// slots the trainer loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub online: Option<AppOnline>,
+}
+
+/// One application's online-protocol sample and slots.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AppOnline {
+    /// 32-byte blocks the slots were trained on: the first
+    /// `floor(n / 4)` of the file's `n`.
+    pub sample_blocks: u64,
+    /// Per programmed column: slots loaded (of K).
+    pub slots_loaded: Vec<usize>,
+}
+
+/// One programmed column of an online evaluation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProgrammedInfo {
+    /// The column's name.
+    pub name: String,
+    /// The column of the same model set alone, where there is one.
+    pub base: Option<String>,
+    /// Slots (K).
+    pub k: usize,
+    /// Slot form.
+    pub form: String,
+}
+
+impl ProgrammedInfo {
+    /// `NAME (K slots of form F)`, for reports.
+    pub fn describe(&self) -> String {
+        format!(
+            "`{}` ({} slot{} of form {})",
+            self.name,
+            self.k,
+            if self.k == 1 { "" } else { "s" },
+            self.form
+        )
+    }
 }
 
 /// A whole evaluation.
@@ -131,6 +180,11 @@ pub struct Evaluation {
     pub context: Vec<bool>,
     pub zstd_level: i32,
     pub apps: Vec<AppResult>,
+    /// Set when the evaluation ran the online protocol
+    /// ([`evaluate_online`]): its programmed columns, in column order;
+    /// absent from the JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub online: Option<Vec<ProgrammedInfo>>,
 }
 
 /// A named group of applications.
@@ -319,67 +373,27 @@ pub fn evaluate(
     zstd_level: i32,
     on_blocks: &(dyn Fn(u64) + Sync),
 ) -> Result<Evaluation, EvalError> {
-    if block_bytes != 32 && block_bytes != 128 {
-        return Err(EvalError::BlockSize(block_bytes));
-    }
-    for a in algos {
-        let cb = a.codec.block_bytes();
-        if cb > block_bytes || !block_bytes.is_multiple_of(cb) {
-            return Err(EvalError::Tiling {
-                algo: a.name.clone(),
-                codec: cb,
-                block: block_bytes,
-            });
-        }
-    }
+    check_tiling(algos, block_bytes)?;
+    let codecs: Vec<(&str, &dyn BlockCodec)> = algos
+        .iter()
+        .map(|a| (a.name.as_str(), a.codec.as_ref()))
+        .collect();
     let mut apps = Vec::with_capacity(corpus.apps.len());
-    for (i, app) in corpus.apps.iter().enumerate() {
+    for i in 0..corpus.apps.len() {
         let data = eval_blocks(corpus, split, i, block_bytes);
-        let file: Vec<u8> = app.blocks.iter().flatten().copied().collect();
-        let ((lz4_file, zstd_file), (lz4_eval, zstd_eval)) =
-            rayon::join(|| general(&file, zstd_level), || general(&data, zstd_level));
-        let (lz4_file, zstd_file, lz4_eval, zstd_eval) =
-            (lz4_file, zstd_file?, lz4_eval, zstd_eval?);
-        let name = &app.entry.file;
-        let totals = data
-            .par_chunks(block_bytes * 1024)
-            .map(|chunk| {
-                let mut t = vec![Totals::default(); algos.len()];
-                for (bi, block) in chunk.chunks_exact(block_bytes).enumerate() {
-                    for (k, a) in algos.iter().enumerate() {
-                        let m = measure(a.codec.as_ref(), block, verify).map_err(|reason| {
-                            EvalError::RoundTrip {
-                                algo: a.name.clone(),
-                                app: name.clone(),
-                                block: bi,
-                                reason,
-                            }
-                        })?;
-                        t[k].add(&m);
-                    }
-                }
-                on_blocks((chunk.len() / block_bytes) as u64);
-                Ok(t)
-            })
-            .try_reduce(
-                || vec![Totals::default(); algos.len()],
-                |mut a, b| {
-                    a.iter_mut().zip(&b).for_each(|(x, y)| x.add(y));
-                    Ok(a)
-                },
-            )?;
-        apps.push(AppResult {
-            file: name.clone(),
-            class: app.entry.class.clone(),
-            role: split.apps[i].role.to_string(),
-            totals,
-            file_bytes: file.len() as u64,
-            lz4_file_bytes: lz4_file,
-            zstd_file_bytes: zstd_file,
-            eval_bytes: data.len() as u64,
-            lz4_eval_bytes: lz4_eval,
-            zstd_eval_bytes: zstd_eval,
-        });
+        apps.push(app_result(
+            corpus,
+            split,
+            i,
+            &data,
+            &codecs,
+            Settings {
+                block_bytes,
+                verify,
+                zstd_level,
+            },
+            on_blocks,
+        )?);
     }
     let block_set = if split.held_out {
         "every block of every file (held-out corpus: no block of it trained MPC or SC2)"
@@ -397,6 +411,337 @@ pub fn evaluate(
         context: algos.iter().map(|a| a.context).collect(),
         zstd_level,
         apps,
+        online: None,
+    })
+}
+
+/// The slot form the online protocol uses when none is named: the one
+/// `docs/spec/program-slots.md` recommends.
+pub const DEFAULT_FORM: &str = "stride-colpart";
+
+/// MPC programmed per application (the online protocol of
+/// `docs/spec/program-slots.md`): a hard-wired model set plus K slots of a
+/// form, trained on the application's first quarter of 32-byte blocks in
+/// file order.
+pub struct Programmed {
+    /// Name in reports.
+    pub name: String,
+    /// The name of the column of `set` alone, if the evaluation has one
+    /// (the report then shows the gain over it).
+    pub base: Option<String>,
+    pub set: ModelSet,
+    pub opts: OnlineOptions,
+}
+
+impl Programmed {
+    /// `k` slots of `form` on `set`; refused (naming the limit) when the
+    /// set cannot take `k` slots.
+    pub fn new(
+        name: impl Into<String>,
+        set: ModelSet,
+        form: Form,
+        k: usize,
+    ) -> Result<Programmed, EvalError> {
+        let name = name.into();
+        let opts = OnlineOptions::new(form, k);
+        // an empty sample trains nothing but checks K against the set
+        train_slots(&set, &[], &opts).map_err(|e| EvalError::Program {
+            algo: name.clone(),
+            app: "any application".into(),
+            reason: e.to_string(),
+        })?;
+        Ok(Programmed {
+            name,
+            base: None,
+            set,
+            opts,
+        })
+    }
+
+    /// The codec programmed from `sample` (blocks of `app`) and the
+    /// number of slots the trainer loaded.
+    pub fn codec(&self, app: &str, sample: &[Block]) -> Result<(MpcBlockCodec, usize), EvalError> {
+        let err = |e: golden::mpc::program::ImageError| EvalError::Program {
+            algo: self.name.clone(),
+            app: app.to_string(),
+            reason: e.to_string(),
+        };
+        let image = train_slots(&self.set, sample, &self.opts).map_err(err)?;
+        let unit = ProgrammedSet::new(&self.set, &image).map_err(err)?;
+        Ok((
+            MpcBlockCodec::new(self.name.clone(), unit.fast_codec()),
+            image.loaded(),
+        ))
+    }
+}
+
+/// One column of an online evaluation.
+pub enum Column {
+    /// The same codec for every application.
+    Fixed(Algo),
+    /// A model set programmed per application from its first quarter.
+    Programmed(Box<Programmed>),
+}
+
+impl Column {
+    pub fn name(&self) -> &str {
+        match self {
+            Column::Fixed(a) => &a.name,
+            Column::Programmed(p) => &p.name,
+        }
+    }
+}
+
+/// The online protocol's split of one application's 32-byte blocks: the
+/// sample (the first `floor(n / 4)`, in file order) and the rest.
+pub fn online_split(blocks: &[Block]) -> (&[Block], &[Block]) {
+    blocks.split_at(blocks.len() / 4)
+}
+
+/// The blocks of one application that an online evaluation at
+/// `block_bytes` takes: the 32-byte blocks after the sample
+/// ([`online_split`]), in file order, as whole `block_bytes` groups from
+/// the first of them.
+pub fn online_eval_blocks(corpus: &Corpus, app: usize, block_bytes: usize) -> Vec<u8> {
+    let (_, rest) = online_split(&corpus.apps[app].blocks);
+    let per = (block_bytes / BLOCK).max(1);
+    rest.chunks_exact(per)
+        .flatten()
+        .flatten()
+        .copied()
+        .collect()
+}
+
+/// Run the evaluation under the online protocol: per application, the
+/// programmed columns' slots are trained on its first quarter of 32-byte
+/// blocks in file order, and every column (fixed and programmed) is
+/// measured on the same blocks, the rest of the file
+/// ([`online_eval_blocks`]). The split gives the roles only.
+pub fn evaluate_online(
+    corpus: &Corpus,
+    split: &Split,
+    columns: &[Column],
+    block_bytes: usize,
+    verify: bool,
+    zstd_level: i32,
+    on_blocks: &(dyn Fn(u64) + Sync),
+) -> Result<Evaluation, EvalError> {
+    let fixed: Vec<&Algo> = columns
+        .iter()
+        .filter_map(|c| match c {
+            Column::Fixed(a) => Some(a),
+            Column::Programmed(_) => None,
+        })
+        .collect();
+    check_tiling(fixed, block_bytes)?;
+    // the programmed codecs of every application, trained in parallel
+    let programmed: Vec<Vec<(MpcBlockCodec, usize)>> = corpus
+        .apps
+        .par_iter()
+        .map(|app| {
+            let (sample, _) = online_split(&app.blocks);
+            columns
+                .iter()
+                .filter_map(|c| match c {
+                    Column::Programmed(p) => Some(p.codec(&app.entry.file, sample)),
+                    Column::Fixed(_) => None,
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .collect::<Result<_, _>>()?;
+    let mut apps = Vec::with_capacity(corpus.apps.len());
+    for (i, prog) in programmed.iter().enumerate() {
+        let mut next = prog.iter();
+        let mut codecs: Vec<(&str, &dyn BlockCodec)> = Vec::with_capacity(columns.len());
+        for c in columns {
+            match c {
+                Column::Fixed(a) => codecs.push((&a.name, a.codec.as_ref())),
+                Column::Programmed(p) => {
+                    if let Some((codec, _)) = next.next() {
+                        codecs.push((&p.name, codec));
+                    }
+                }
+            }
+        }
+        let data = online_eval_blocks(corpus, i, block_bytes);
+        let mut r = app_result(
+            corpus,
+            split,
+            i,
+            &data,
+            &codecs,
+            Settings {
+                block_bytes,
+                verify,
+                zstd_level,
+            },
+            on_blocks,
+        )?;
+        r.online = Some(AppOnline {
+            sample_blocks: online_split(&corpus.apps[i].blocks).0.len() as u64,
+            slots_loaded: prog.iter().map(|p| p.1).collect(),
+        });
+        apps.push(r);
+    }
+    let groups = if block_bytes == BLOCK {
+        String::new()
+    } else {
+        format!(" as whole {block_bytes}-byte groups from the first of them")
+    };
+    let trained = if split.held_out {
+        "no block of the corpus trained the model sets or SC2 (held out)".to_string()
+    } else {
+        "in the seen applications they include blocks the model sets and SC2 trained on \
+         (paper split)"
+            .to_string()
+    };
+    let online: Vec<ProgrammedInfo> = columns
+        .iter()
+        .filter_map(|c| match c {
+            Column::Programmed(p) => Some(ProgrammedInfo {
+                name: p.name.clone(),
+                base: p.base.clone(),
+                k: p.opts.k,
+                form: p.opts.form.name.to_string(),
+            }),
+            Column::Fixed(_) => None,
+        })
+        .collect();
+    let block_set = format!(
+        "the online protocol's, the same for every column: of each file's n 32-byte blocks, \
+         blocks floor(n/4) to n-1 in file order{groups}; the first floor(n/4) are the sample \
+         the slots of {} were trained on, and no column measures them; {trained}",
+        if online.is_empty() {
+            "no column (none is programmed)".to_string()
+        } else {
+            online
+                .iter()
+                .map(ProgrammedInfo::describe)
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    );
+    Ok(Evaluation {
+        block_bytes,
+        seed: split.seed,
+        block_set,
+        algos: columns.iter().map(|c| c.name().to_string()).collect(),
+        paper: columns
+            .iter()
+            .map(|c| match c {
+                Column::Fixed(a) => a.paper,
+                Column::Programmed(_) => None,
+            })
+            .collect(),
+        context: columns
+            .iter()
+            .map(|c| match c {
+                Column::Fixed(a) => a.context,
+                Column::Programmed(_) => false,
+            })
+            .collect(),
+        zstd_level,
+        apps,
+        online: Some(online),
+    })
+}
+
+/// Bytes of a corpus block (the MPC block).
+const BLOCK: usize = std::mem::size_of::<Block>();
+
+/// Refuse a block size other than 32 or 128, and a codec whose blocks do
+/// not tile it.
+fn check_tiling<'a>(
+    algos: impl IntoIterator<Item = &'a Algo>,
+    block_bytes: usize,
+) -> Result<(), EvalError> {
+    if block_bytes != 32 && block_bytes != 128 {
+        return Err(EvalError::BlockSize(block_bytes));
+    }
+    for a in algos {
+        let cb = a.codec.block_bytes();
+        if cb > block_bytes || !block_bytes.is_multiple_of(cb) {
+            return Err(EvalError::Tiling {
+                algo: a.name.clone(),
+                codec: cb,
+                block: block_bytes,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Blocks per parallel work item.
+const CHUNK_BLOCKS: usize = 1024;
+
+/// How blocks are measured.
+#[derive(Clone, Copy)]
+struct Settings {
+    block_bytes: usize,
+    verify: bool,
+    zstd_level: i32,
+}
+
+/// One application's result over its evaluated blocks `data`, each
+/// measured by every codec of `codecs` (name, codec) in order.
+fn app_result(
+    corpus: &Corpus,
+    split: &Split,
+    i: usize,
+    data: &[u8],
+    codecs: &[(&str, &dyn BlockCodec)],
+    s: Settings,
+    on_blocks: &(dyn Fn(u64) + Sync),
+) -> Result<AppResult, EvalError> {
+    let app = &corpus.apps[i];
+    let file: Vec<u8> = app.blocks.iter().flatten().copied().collect();
+    let ((lz4_file, zstd_file), (lz4_eval, zstd_eval)) = rayon::join(
+        || general(&file, s.zstd_level),
+        || general(data, s.zstd_level),
+    );
+    let (lz4_file, zstd_file, lz4_eval, zstd_eval) = (lz4_file, zstd_file?, lz4_eval, zstd_eval?);
+    let name = &app.entry.file;
+    let block_bytes = s.block_bytes;
+    let totals = data
+        .par_chunks(block_bytes * CHUNK_BLOCKS)
+        .enumerate()
+        .map(|(ci, chunk)| {
+            let mut t = vec![Totals::default(); codecs.len()];
+            for (bi, block) in chunk.chunks_exact(block_bytes).enumerate() {
+                for (k, (algo, codec)) in codecs.iter().enumerate() {
+                    let m = measure(*codec, block, s.verify).map_err(|reason| {
+                        EvalError::RoundTrip {
+                            algo: algo.to_string(),
+                            app: name.clone(),
+                            block: ci * CHUNK_BLOCKS + bi,
+                            reason,
+                        }
+                    })?;
+                    t[k].add(&m);
+                }
+            }
+            on_blocks((chunk.len() / block_bytes) as u64);
+            Ok(t)
+        })
+        .try_reduce(
+            || vec![Totals::default(); codecs.len()],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| x.add(y));
+                Ok(a)
+            },
+        )?;
+    Ok(AppResult {
+        file: name.clone(),
+        class: app.entry.class.clone(),
+        role: split.apps[i].role.to_string(),
+        totals,
+        file_bytes: file.len() as u64,
+        lz4_file_bytes: lz4_file,
+        zstd_file_bytes: zstd_file,
+        eval_bytes: data.len() as u64,
+        lz4_eval_bytes: lz4_eval,
+        zstd_eval_bytes: zstd_eval,
+        online: None,
     })
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{fmt_ratio, ratio_of, Evaluation, GroupResult, Totals};
+use super::{fmt_ratio, ratio_of, Evaluation, GroupResult, ProgrammedInfo, Totals};
 
 fn ratio_rows(e: &Evaluation, groups: &[GroupResult], byte: bool, out: &mut String) {
     let _ = write!(out, "| group | apps | blocks |");
@@ -174,7 +174,86 @@ pub fn markdown(e: &Evaluation) -> String {
         "\n(Per-application LZ4/zstd columns here are over the whole file; in the group tables \
          over the evaluated blocks.)"
     );
+    if let Some(prog) = &e.online {
+        online_section(e, prog, &mut s);
+    }
     s
+}
+
+/// The online protocol's section: each programmed column against its set
+/// alone per group, then per application the 32-byte blocks the slots were
+/// trained on and the slots each programmed column loaded.
+fn online_section(e: &Evaluation, prog: &[ProgrammedInfo], s: &mut String) {
+    let _ = writeln!(s, "\n### Online protocol\n");
+    gains(e, prog, s);
+    let _ = writeln!(
+        s,
+        "Samples and slots: per application, the 32-byte blocks of its first quarter (the \
+         sample the slots of {} were trained on; no column measures them) and the slots the \
+         trainer loaded (a slot the sample cannot fill stays unloaded and takes no model ID).\n",
+        prog.iter()
+            .map(ProgrammedInfo::describe)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = write!(s, "| application | sample blocks | evaluated blocks |");
+    for p in prog {
+        let _ = write!(s, " {}: slots loaded |", p.name);
+    }
+    let _ = write!(s, "\n|---|---:|---:|");
+    for _ in prog {
+        let _ = write!(s, "---:|");
+    }
+    let _ = writeln!(s);
+    for a in &e.apps {
+        let blocks = a.totals.first().map_or(0, |t| t.blocks);
+        let (sample, loaded) = a
+            .online
+            .as_ref()
+            .map_or((0, &[][..]), |x| (x.sample_blocks, &x.slots_loaded[..]));
+        let _ = write!(s, "| {} | {sample} | {blocks} |", a.file);
+        for (l, p) in loaded.iter().zip(prog) {
+            let _ = write!(s, " {l} of {} |", p.k);
+        }
+        let _ = writeln!(s);
+    }
+}
+
+/// Per programmed column with a column of its set alone: both bit-exact
+/// ratios and the gain, per group.
+fn gains(e: &Evaluation, prog: &[ProgrammedInfo], s: &mut String) {
+    let col = |n: &str| e.algos.iter().position(|a| a == n);
+    for p in prog {
+        let (Some(base), Some(k)) = (p.base.as_deref(), col(&p.name)) else {
+            continue;
+        };
+        let Some(h) = col(base) else {
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "{} against `{base}` alone (bit-exact; gain = programmed ratio / hard-wired ratio \
+             - 1):\n\n| group | blocks | {base} | {} | gain |\n|---|---:|---:|---:|---:|",
+            p.describe(),
+            p.name
+        );
+        for g in e.groups() {
+            let (rh, rp) = (g.totals[h].ratio(), g.totals[k].ratio());
+            let gain = match (rh, rp) {
+                (Some(rh), Some(rp)) => format!("{:+.2}%", 100.0 * (rp / rh - 1.0)),
+                _ => super::EMPTY_CELL.to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {gain} |",
+                g.name,
+                g.blocks(),
+                fmt_ratio(rh),
+                fmt_ratio(rp)
+            );
+        }
+        let _ = writeln!(s);
+    }
 }
 
 /// Sum of `Totals` helper for callers.
@@ -212,6 +291,7 @@ mod tests {
             eval_bytes: 32 * blocks,
             lz4_eval_bytes: if blocks == 0 { 0 } else { 20 },
             zstd_eval_bytes: if blocks == 0 { 0 } else { 10 },
+            online: None,
         }
     }
 
@@ -230,6 +310,7 @@ mod tests {
                 app("int32/a.bin", "int32", "seen", 4),
                 app("mixed/m.bin", "mixed", "evaluation", 0),
             ],
+            online: None,
         }
     }
 
