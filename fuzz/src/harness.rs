@@ -808,6 +808,9 @@ fn candidates(target: &str, data: &[u8]) -> Vec<Vec<u8>> {
         }
         return v;
     }
+    if target == "slot-image" {
+        v.extend(targets::slots::smaller(data));
+    }
     if target == "model-loader" {
         if let Ok(text) = std::str::from_utf8(data) {
             let lines: Vec<&str> = text.lines().collect();

@@ -1,6 +1,6 @@
 //! Structure-aware mutation fuzzer for mpcgen's untrusted-input readers:
 //! the bulk container reader (streaming and random access), the MPC model
-//! loader and every block decoder. Design and rationale:
+//! loader, every block decoder and the programmable-slot image loader. Design and rationale:
 //! `docs/decisions/fuzzing.md`; usage: `fuzz/README.md`.
 //!
 //! * [`rng`]: the seeded generator.
@@ -157,7 +157,7 @@ pub enum FuzzError {
     Setup(String),
     #[error("input `{name}`: {what}")]
     BadInput { name: String, what: String },
-    #[error("unknown target `{0}` (known: container-stream, container-random, model-loader, block-decoders)")]
+    #[error("unknown target `{0}` (known: container-stream, container-random, model-loader, block-decoders, slot-image)")]
     UnknownTarget(String),
 }
 

@@ -1,5 +1,6 @@
 //! `fuzz`: structure-aware mutation fuzzing of the container reader, the
-//! model loader and the block decoders (`fuzz/README.md`).
+//! model loader, the block decoders and the programmable-slot image loader
+//! (`fuzz/README.md`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,14 +28,14 @@ static ALLOC: CountingAlloc = CountingAlloc;
 #[derive(Parser)]
 #[command(
     name = "fuzz",
-    about = "Structure-aware mutation fuzzer: container-stream, container-random, model-loader, block-decoders",
+    about = "Structure-aware mutation fuzzer: container-stream, container-random, model-loader, block-decoders, slot-image",
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
     /// Target to run: container-stream, container-random, model-loader,
-    /// block-decoders, or `all` (each in turn)
+    /// block-decoders, slot-image, or `all` (each in turn)
     target: Option<String>,
     /// Seconds per target
     #[arg(long, default_value_t = 60.0)]
@@ -233,7 +234,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         None => {
             let Some(target) = cli.target else {
-                bail!("name a target (container-stream, container-random, model-loader, block-decoders or all)");
+                bail!("name a target (container-stream, container-random, model-loader, block-decoders, slot-image or all)");
             };
             if !(cli.seconds.is_finite() && cli.seconds > 0.0) {
                 bail!("--seconds {}: must be a positive number", cli.seconds);

@@ -1,6 +1,7 @@
 //! The `fuzz` binary: saved regression inputs, the harness's own limits
 //! (panics, memory, time) on deliberately misbehaving targets, replay of a
-//! valid container, and errors on bad arguments.
+//! valid container and a valid slot image, a short clean run of the
+//! slot-image target, and errors on bad arguments.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -8,11 +9,12 @@ use std::process::{Command, Output};
 use bulk::stream::compress;
 use bulk::{open_codec, CompressOptions, Engine};
 
-const TARGETS: [&str; 4] = [
+const TARGETS: [&str; 5] = [
     "container-stream",
     "container-random",
     "model-loader",
     "block-decoders",
+    "slot-image",
 ];
 
 fn scratch(name: &str) -> PathBuf {
@@ -170,6 +172,51 @@ fn a_valid_container_replays_clean_on_both_container_targets() {
     );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("unreadable-input"), "{}", text(&o));
+}
+
+/// A slot image written by the golden writer replays clean under the tag
+/// of the set it is made for; the same bytes under a tag naming no
+/// shipped set are a finding.
+#[test]
+fn a_valid_slot_image_replays_clean() {
+    use golden::mpc::program::{Form, Slot, SlotImage};
+    use golden::mpc::ModelSet;
+    let f = scratch("slot-image");
+    let set = ModelSet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/default"))
+        .expect("shipped set");
+    let form = Form::by_name("full").expect("form");
+    let mut image = SlotImage::empty(&set, form, 3);
+    image.slots[0] = Slot::from_predictor(&set.predictors[0], form, &set.predictors);
+    image.slots[2] = Slot::from_predictor(&set.predictors[1], form, &set.predictors);
+    assert_eq!(image.loaded(), 2);
+    let file = f.join("slots-default--full-2-of-3.bin");
+    std::fs::write(&file, image.to_bytes()).expect("write");
+    let o = fuzz(&["replay", "slot-image", &file.display().to_string()], &f);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("pass"), "{}", text(&o));
+    let bad = f.join("slots-nosuchset--full.bin");
+    std::fs::write(&bad, image.to_bytes()).expect("write");
+    let o = fuzz(&["replay", "slot-image", &bad.display().to_string()], &f);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("unreadable-input"), "{}", text(&o));
+}
+
+/// The slot-image target runs inputs under the harness's limits with no
+/// finding.
+#[test]
+fn the_slot_image_target_runs_clean() {
+    let f = scratch("slot-image-run");
+    let o = fuzz(&["slot-image", "--seconds", "3", "--no-corpus"], &f);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let runs: u64 = out
+        .split("slot-image: ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(runs >= 100, "{out}");
+    assert!(out.contains(", 0 findings"), "{out}");
 }
 
 #[test]

@@ -87,7 +87,7 @@ fn sc2(block: usize) -> Result<Sc2, FuzzError> {
 
 /// The model sets whose decoders are fuzzed: every directory of `models`
 /// with a `model.toml` (every shipped set), by name.
-fn model_sets(models: &Path) -> Result<Vec<(String, PathBuf)>, FuzzError> {
+pub(crate) fn model_sets(models: &Path) -> Result<Vec<(String, PathBuf)>, FuzzError> {
     let setup =
         |e: std::io::Error| FuzzError::Setup(format!("model sets in {}: {e}", models.display()));
     let mut sets = Vec::new();

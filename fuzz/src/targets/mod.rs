@@ -6,19 +6,26 @@ pub mod blocks;
 pub mod container;
 pub mod model;
 pub mod samples;
+pub mod slots;
 
 use crate::{FuzzError, Paths, Target};
 
 /// Every target, in the order `all` runs them.
-pub const TARGETS: [&str; 4] = [
+pub const TARGETS: [&str; 5] = [
     "container-stream",
     "container-random",
     "model-loader",
     "block-decoders",
+    "slot-image",
 ];
 
 /// The targets whose seeds are cut from the corpus (when there is one).
-pub const CORPUS_TARGETS: [&str; 3] = ["container-stream", "container-random", "block-decoders"];
+pub const CORPUS_TARGETS: [&str; 4] = [
+    "container-stream",
+    "container-random",
+    "block-decoders",
+    "slot-image",
+];
 
 /// Targets that only check the harness itself (used by its tests; not
 /// part of `all`).
@@ -39,6 +46,7 @@ pub fn build(name: &str, paths: &Paths, seed: u64) -> Result<Box<dyn Target>, Fu
         )?),
         "model-loader" => Box::new(model::ModelLoader::new(paths)?),
         "block-decoders" => Box::new(blocks::BlockDecoders::new(paths, seed)?),
+        "slot-image" => Box::new(slots::SlotImages::new(paths, seed)?),
         "selftest-panic" | "selftest-memory" | "selftest-time" => {
             Box::new(SelfTest(name.to_string()))
         }
