@@ -12,6 +12,7 @@
 //! * [`train`]: the run-time trainer of K slots from a sample of one
 //!   application's data.
 
+pub mod benes;
 pub mod coder;
 pub mod train;
 
