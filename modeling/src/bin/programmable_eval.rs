@@ -8,13 +8,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Parser;
 use datafiles::atomic::{write_atomic, wrote};
 use golden::mpc::program::FORMS;
 use golden::mpc::ModelSet;
+use modeling::online::{class_of, read_run, roles, sum, FileRow, Run};
 use modeling::plot::{write_bar_chart, BarChart, BarGroup};
-use serde_json::Value;
 
 #[derive(Parser)]
 #[command(
@@ -37,117 +37,8 @@ struct Cli {
     out: PathBuf,
 }
 
-/// One file of one run.
-#[derive(Clone, Debug)]
-struct FileRow {
-    /// `class/name.bin`.
-    key: String,
-    hw: u64,
-    pr: u64,
-    orig: u64,
-    train_blocks: u64,
-    train_s: f64,
-}
-
 /// Which files a row of the per-class table sums.
 type Pick<'a> = Box<dyn Fn(&FileRow) -> bool + 'a>;
-
-/// One run (form, K).
-struct Run {
-    files: Vec<FileRow>,
-}
-
-/// Sums of a set of files.
-#[derive(Clone, Copy, Default)]
-struct Sum {
-    hw: u64,
-    pr: u64,
-    orig: u64,
-}
-
-impl Sum {
-    fn hw_ratio(&self) -> f64 {
-        self.orig as f64 / self.hw.max(1) as f64
-    }
-    fn pr_ratio(&self) -> f64 {
-        self.orig as f64 / self.pr.max(1) as f64
-    }
-    fn gain(&self) -> f64 {
-        100.0 * (self.pr_ratio() / self.hw_ratio() - 1.0)
-    }
-}
-
-/// `class/name.bin`: the last two components of a path.
-fn key_of(path: &str) -> String {
-    let p = Path::new(path);
-    let name = p
-        .file_name()
-        .map(|s| s.to_string_lossy())
-        .unwrap_or_default();
-    let class = p
-        .parent()
-        .and_then(|d| d.file_name())
-        .map(|s| s.to_string_lossy())
-        .unwrap_or_default();
-    format!("{class}/{name}")
-}
-
-fn class_of(key: &str) -> &str {
-    key.split('/').next().unwrap_or("")
-}
-
-/// Roles (`seen`, `unseen`, `evaluation`) from the set's provenance notes
-/// (`Roles: FILE HASH ROLE; ...`).
-fn roles(set: &ModelSet) -> BTreeMap<String, String> {
-    let notes = &set.provenance.notes;
-    let mut out = BTreeMap::new();
-    let Some(start) = notes.find("Roles: ") else {
-        return out;
-    };
-    let rest = &notes[start + 7..];
-    let end = rest.find(". ").unwrap_or(rest.len());
-    for item in rest[..end].split("; ") {
-        let parts: Vec<&str> = item.split_whitespace().collect();
-        if let [file, _, role] = parts[..] {
-            out.insert(file.to_string(), role.to_string());
-        }
-    }
-    out
-}
-
-fn read_run(path: &Path) -> Result<Run> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let v: Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
-    let files = v["files"]
-        .as_array()
-        .with_context(|| format!("{}: no `files` array", path.display()))?;
-    let num = |f: &Value, k: &str| -> Result<u64> {
-        f[k].as_u64()
-            .with_context(|| format!("{}: field `{k}` missing", path.display()))
-    };
-    let mut rows = Vec::new();
-    for f in files {
-        rows.push(FileRow {
-            key: key_of(f["file"].as_str().unwrap_or("")),
-            hw: num(f, "hard_wired_bits")?,
-            pr: num(f, "programmed_bits")?,
-            orig: num(f, "original_bits")?,
-            train_blocks: num(f, "train_blocks")?,
-            train_s: f["train_seconds"].as_f64().unwrap_or(0.0),
-        });
-    }
-    Ok(Run { files: rows })
-}
-
-fn sum<'a>(rows: impl IntoIterator<Item = &'a FileRow>) -> Sum {
-    rows.into_iter().fold(Sum::default(), |s, r| Sum {
-        hw: s.hw + r.hw,
-        pr: s.pr + r.pr,
-        orig: s.orig + r.orig,
-    })
-}
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
