@@ -14,9 +14,11 @@
 
 pub mod benes;
 pub mod coder;
+pub mod registers;
 pub mod train;
 
 pub use coder::ProgrammedSet;
+pub use registers::{image_writes, RegisterError, RegisterWrite, SlotRegisters};
 pub use train::{online_protocol, train_slots, OnlineOptions, OnlineResult};
 
 use super::model::{ByteRule, ModelSet, Predictor, Selection};
