@@ -102,8 +102,24 @@ impl StreamOutputs {
     /// Declares the control of a `stages`-stage pipeline
     /// ([`Pipeline::new`]) and wires the handshake: `in_ready` is the
     /// first stage's load enable, `out_valid` the last stage's valid flag.
-    pub fn pipeline(mut self, stages: usize) -> Result<StreamUnit, IrError> {
-        let pipe = Pipeline::new(&mut self.m, stages, &self.side.in_valid, &self.out_ready)?;
+    pub fn pipeline(self, stages: usize) -> Result<StreamUnit, IrError> {
+        self.pipeline_with(stages, None)
+    }
+
+    /// [`StreamOutputs::pipeline`] with an input hold: while `hold` (1
+    /// bit) is high no block is accepted: the pipeline sees
+    /// `in_valid & !hold`, and `in_ready` is the first stage's load enable
+    /// and `!hold`.
+    pub fn pipeline_held(self, stages: usize, hold: &Expr) -> Result<StreamUnit, IrError> {
+        self.pipeline_with(stages, Some(hold))
+    }
+
+    fn pipeline_with(mut self, stages: usize, hold: Option<&Expr>) -> Result<StreamUnit, IrError> {
+        let in_valid = match hold {
+            Some(h) => self.side.in_valid.and(&h.not())?,
+            None => self.side.in_valid.clone(),
+        };
+        let pipe = Pipeline::new(&mut self.m, stages, &in_valid, &self.out_ready)?;
         let (first, last) = match (pipe.enable.first(), pipe.valid.last()) {
             (Some(f), Some(l)) => (f.clone(), l.expr()),
             _ => {
@@ -114,6 +130,10 @@ impl StreamOutputs {
                     max: u32::MAX as u64,
                 })
             }
+        };
+        let first = match hold {
+            Some(h) => first.and(&h.not())?,
+            None => first,
         };
         self.m.assign(&self.side.in_ready, first)?;
         self.m.assign(&self.out_valid, last)?;

@@ -4,6 +4,7 @@
 pub mod compressor;
 pub mod decompressor;
 pub mod probes;
+pub mod slots;
 pub mod table1;
 
 use std::path::Path;
@@ -15,16 +16,20 @@ use crate::ir::{IrError, Module};
 use crate::params::{FamilyParams, MpcKeys};
 use crate::unit::UnitDescription;
 use probes::StageProbes;
+pub use slots::{SlotError, SlotSpec};
 
 /// The MPC units, in the order of `params.json`.
 pub const UNITS: [Unit; 2] = [Unit::Mpc(Side::Compressor), Unit::Mpc(Side::Decompressor)];
 
-/// How the units are pipelined: the compressor has 3 (the default) or 4
-/// stages, the decompressor 4 (the default) to 8.
+/// How the units are built: the compressor has 3 (the default) or 4
+/// stages, the decompressor 4 (the default) to 8; the programmable slots
+/// ([`SlotSpec`], none by default; a compressor with slots has
+/// [`slots::SLOT_COMPRESSOR_STAGES`] stages).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     compressor_stages: usize,
     decompressor_stages: usize,
+    slots: SlotSpec,
 }
 
 impl Default for Options {
@@ -32,6 +37,7 @@ impl Default for Options {
         Options {
             compressor_stages: COMPRESSOR_LATENCY as usize,
             decompressor_stages: DECOMPRESSOR_LATENCY as usize,
+            slots: SlotSpec::none(),
         }
     }
 }
@@ -50,7 +56,23 @@ impl Options {
         Ok(Options {
             compressor_stages: compressor,
             decompressor_stages: decompressor,
+            slots: SlotSpec::none(),
         })
+    }
+
+    /// These options with the programmable slots `slots`; refused when the
+    /// unit has slots and a compressor of other than
+    /// [`slots::SLOT_COMPRESSOR_STAGES`] stages.
+    pub fn with_slots(self, slots: SlotSpec) -> Result<Options, SlotError> {
+        if slots.k() > 0 && self.compressor_stages != slots::SLOT_COMPRESSOR_STAGES {
+            return Err(SlotError::CompressorStages(self.compressor_stages));
+        }
+        Ok(Options { slots, ..self })
+    }
+
+    /// The programmable slots.
+    pub fn slots(&self) -> SlotSpec {
+        self.slots
     }
 
     /// Options with a decompressor of `stages` pipeline stages and the
