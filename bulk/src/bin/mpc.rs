@@ -112,9 +112,17 @@ enum Cmd {
         #[arg(long)]
         spread: bool,
         /// The image file to write.
-        #[arg(long, short)]
-        output: PathBuf,
-        /// Overwrite an existing output file.
+        #[arg(long, short, required_unless_present = "registers")]
+        output: Option<PathBuf>,
+        /// Also (or instead) write the register writes that load the image
+        /// on a unit's configuration port, one `ADDRESS VALUE` line of hex
+        /// words, the COMMIT write last (docs/hw/program-slots.md).
+        #[arg(long)]
+        registers: Option<PathBuf>,
+        /// The epoch of the register writes (0..255).
+        #[arg(long, requires = "registers", default_value_t = 1)]
+        epoch: u8,
+        /// Overwrite existing output files.
         #[arg(long)]
         force: bool,
         /// The application's data (raw or .npy).
@@ -204,6 +212,8 @@ fn run(cli: Cli) -> Result<()> {
             sample_bytes,
             spread,
             output,
+            registers,
+            epoch,
             force,
             file,
         } => program::program(&program::ProgramArgs {
@@ -212,7 +222,9 @@ fn run(cli: Cli) -> Result<()> {
             slots,
             sample_bytes,
             spread,
-            output: &output,
+            output: output.as_deref(),
+            registers: registers.as_deref(),
+            epoch,
             force,
             file: &file,
         }),

@@ -8,8 +8,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use golden::blocks::read_blocks_and_len;
+use golden::mpc::program::registers::route_word_count;
 use golden::mpc::program::{
-    online_protocol, train_slots, Form, OnlineOptions, ProgrammedSet, SlotImage, FORMS,
+    image_writes, online_protocol, train_slots, Form, OnlineOptions, ProgrammedSet, SlotImage,
+    FORMS,
 };
 use golden::mpc::{ModelSet, BLOCK_BYTES};
 use rayon::prelude::*;
@@ -218,7 +220,12 @@ pub struct ProgramArgs<'a> {
     pub slots: usize,
     pub sample_bytes: u64,
     pub spread: bool,
-    pub output: &'a Path,
+    /// The image file to write.
+    pub output: Option<&'a Path>,
+    /// The register writes file to write.
+    pub registers: Option<&'a Path>,
+    /// The epoch of the register writes.
+    pub epoch: u8,
     pub force: bool,
     pub file: &'a Path,
 }
@@ -245,11 +252,40 @@ pub fn sample(blocks: &[[u8; BLOCK_BYTES]], bytes: u64, spread: bool) -> Vec<[u8
     out
 }
 
+/// The register writes of an image as text: one `ADDRESS VALUE` line of
+/// hex words (`0x%03x 0x%08x`) per write, in the order given (the `COMMIT`
+/// write last).
+pub fn registers_text(writes: &[golden::mpc::program::RegisterWrite]) -> String {
+    writes
+        .iter()
+        .map(|w| format!("0x{:03x} 0x{:08x}\n", w.addr, w.value))
+        .collect()
+}
+
 /// `mpc program`.
 pub fn program(a: &ProgramArgs<'_>) -> Result<()> {
     let set = ModelSet::load(a.model)?;
     let form = form(a.form)?;
+    if a.output.is_none() && a.registers.is_none() {
+        bail!("nothing to write: give --output IMAGE, --registers FILE or both");
+    }
+    if a.registers.is_some() && route_word_count(form).is_none() {
+        bail!(
+            "--registers: form {} has no register map (the any-base forms are not built in RTL)",
+            form.name
+        );
+    }
+    if let (Some(o), Some(r)) = (a.output, a.registers) {
+        if o == r {
+            bail!(
+                "--output and --registers both name {}; give two files",
+                o.display()
+            );
+        }
+    }
     let opts = OnlineOptions::new(form, a.slots);
+    // reject a bad K before reading the file
+    train_slots(&set, &[], &opts).context("--slots")?;
     let (blocks, _) = read_blocks_and_len::<BLOCK_BYTES>(a.file, true)?;
     let s = sample(&blocks, a.sample_bytes, a.spread);
     let t = Instant::now();
@@ -259,19 +295,51 @@ pub fn program(a: &ProgramArgs<'_>) -> Result<()> {
     // what is written must load back and fit the set
     let back = SlotImage::load(&bytes).context("the written image does not load back")?;
     ProgrammedSet::new(&set, &back)?;
-    let out = Output::create(a.output, a.force, Some(a.file))?;
-    {
+    let text = match a.registers {
+        Some(_) => Some(registers_text(
+            &image_writes(&set, &back, a.epoch).context("--registers")?,
+        )),
+        None => None,
+    };
+    // both outputs prepared (and refused) before either is written
+    let outputs: Vec<(&Path, Output, &[u8])> = [
+        a.output.map(|p| (p, bytes.as_slice())),
+        a.registers
+            .zip(text.as_deref())
+            .map(|(p, t)| (p, t.as_bytes())),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|(p, data)| Ok((p, Output::create(p, a.force, Some(a.file))?, data)))
+    .collect::<Result<_>>()?;
+    for (_, out, data) in &outputs {
         let mut w = out.writer()?;
-        w.write_all(&bytes)?;
+        w.write_all(data)?;
         w.flush()?;
     }
-    out.commit()?;
+    for (_, out, _) in outputs {
+        out.commit()?;
+    }
     let mib = (s.len() * BLOCK_BYTES) as f64 / (1u64 << 20) as f64;
+    let written: Vec<String> = [
+        a.output
+            .map(|p| format!("{} ({} bytes)", p.display(), bytes.len())),
+        a.registers.zip(text.as_ref()).map(|(p, t)| {
+            format!(
+                "{} ({} register writes, epoch {})",
+                p.display(),
+                t.lines().count(),
+                a.epoch
+            )
+        }),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     errln!(
-        "wrote {} ({} bytes: form {}, {} of {} slots loaded, for `{}`); trained on {:.3} MiB \
+        "wrote {} (form {}, {} of {} slots loaded, for `{}`); trained on {:.3} MiB \
          in {:.3} s ({:.3} s per MiB)",
-        a.output.display(),
-        bytes.len(),
+        written.join(" and "),
         form.name,
         image.loaded(),
         a.slots,
