@@ -197,7 +197,7 @@ pub fn expect_loopback(codec: &MpcCodec, v: &[CompVector]) -> Vec<Expect> {
     })
 }
 
-fn describe_expect(e: &Expect) -> String {
+pub(crate) fn describe_expect(e: &Expect) -> String {
     match e {
         Expect::Comp(c) => format!(
             "len {} model {} bits {}",
@@ -215,7 +215,7 @@ fn describe_expect(e: &Expect) -> String {
     }
 }
 
-fn describe_fields(f: &Fields) -> String {
+pub(crate) fn describe_fields(f: &Fields) -> String {
     match f {
         Fields::Comp { len, model, bits } => {
             let n = (*len as usize).div_ceil(8).min(bits.len());
@@ -241,7 +241,7 @@ fn describe_fields(f: &Fields) -> String {
 }
 
 /// Which fields differ (empty when equal).
-fn diff(e: &Expect, f: &Fields) -> Vec<String> {
+pub(crate) fn diff(e: &Expect, f: &Fields) -> Vec<String> {
     let mut d = Vec::new();
     match (e, f) {
         (Expect::Comp(c), Fields::Comp { len, model, bits }) => {

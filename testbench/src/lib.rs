@@ -39,6 +39,7 @@ pub mod rtl;
 pub mod run;
 pub mod schedule;
 pub mod sim;
+pub mod slots;
 pub mod stream_unit;
 pub mod vcd;
 pub mod vectors;

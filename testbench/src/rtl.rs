@@ -107,6 +107,8 @@ pub struct Rtl {
     /// Verilog files, absolute or relative to the current directory.
     pub files: Vec<PathBuf>,
     pub params: Params,
+    /// The programmable slots of the units (`None`: none, K = 0).
+    pub slots: Option<crate::slots::SlotUnit>,
 }
 
 fn read_params_json(path: &Path) -> Result<ParamsFile, RtlError> {
@@ -136,6 +138,17 @@ fn described(file: &ParamsFile, side: Side) -> Option<&UnitDescription> {
 /// publishes; a unit `params.json` does not describe (not
 /// generated) keeps the default depth's latency.
 pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
+    load_units(dir, set, model, None)
+}
+
+/// [`load`] for units with the programmable slots `slots` (`None`: as
+/// `params.json` says).
+pub fn load_units(
+    dir: &Path,
+    set: &ModelSet,
+    model: &Path,
+    slots: Option<crate::slots::SlotUnit>,
+) -> Result<Rtl, RtlError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| RtlError::Io { path, source }
@@ -202,6 +215,10 @@ pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
         })));
     }
     let mut params = Params::of(set);
+    if let Some(u) = slots {
+        params.header_bits = u.header_bits(set);
+        params.max_bits = params.header_bits + 8 * golden::mpc::BLOCK_BYTES as u32;
+    }
     for (key, found, want) in [
         ("header_bits", keys.header_bits, params.header_bits),
         ("max_bits", keys.max_bits, params.max_bits),
@@ -229,6 +246,7 @@ pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
         dir: dir.to_path_buf(),
         files,
         params,
+        slots,
     })
 }
 
@@ -240,17 +258,47 @@ pub fn load_set(dir: &Path) -> Result<ModelSet, RtlError> {
 /// Generate both units of the model set in `set_dir` into `out_dir` with
 /// the `hdl` library, and load them.
 pub fn generate(set_dir: &Path, out_dir: &Path) -> Result<Rtl, RtlError> {
+    generate_units(set_dir, out_dir, None)
+}
+
+/// [`generate`] with `slots` programmable slots (`None`: none, the units
+/// of [`generate`]).
+pub fn generate_units(
+    set_dir: &Path,
+    out_dir: &Path,
+    slots: Option<crate::slots::SlotUnit>,
+) -> Result<Rtl, RtlError> {
     let set = load_set(set_dir)?;
-    let command_line = format!("cosim --model {}", set_dir.display());
-    let generate_error = |e: hdl::GenError| RtlError::Generate {
+    let generate_error = |message: String| RtlError::Generate {
         path: set_dir.to_path_buf(),
-        message: e.to_string(),
+        message,
+    };
+    let mut options = hdl::mpc::Options::default();
+    let command_line = match slots {
+        None => format!("cosim --model {}", set_dir.display()),
+        Some(u) => {
+            let spec =
+                hdl::mpc::SlotSpec::new(u.k, u.form).map_err(|e| generate_error(e.to_string()))?;
+            options = hdl::mpc::Options::with_stages(
+                hdl::mpc::slots::SLOT_COMPRESSOR_STAGES,
+                options.decompressor_stages(),
+            )
+            .map_err(|e| generate_error(e.to_string()))?
+            .with_slots(spec)
+            .map_err(|e| generate_error(e.to_string()))?;
+            format!(
+                "cosim --model {} --program-slots {} --slot-form {}",
+                set_dir.display(),
+                u.k,
+                u.form.name
+            )
+        }
     };
     let config =
-        hdl::mpc::MpcConfig::load(set_dir, hdl::mpc::Options::default()).map_err(generate_error)?;
+        hdl::mpc::MpcConfig::load(set_dir, options).map_err(|e| generate_error(e.to_string()))?;
     hdl::family::write_units(&config, out_dir, &hdl::mpc::UNITS, &command_line)
-        .map_err(generate_error)?;
-    load(out_dir, &set, set_dir)
+        .map_err(|e| generate_error(e.to_string()))?;
+    load_units(out_dir, &set, set_dir, slots)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use crate::rng::Rng;
 use crate::rtl::{self, Rtl};
 use crate::schedule::{self, Schedule, ScheduleConfig};
 use crate::sim::{self, CxxOpt, RunFiles, RunOptions};
+use crate::slots::{self, Plan, SlotOptions, SlotUnit};
 use crate::vectors::{self, CompVector, DecompVector, GenConfig, Tags};
 use crate::{Simulator, Unit};
 
@@ -34,6 +35,8 @@ pub enum RunError {
     /// The unit descriptions that group a full-run dump's save file.
     #[error(transparent)]
     Units(#[from] locate::LocateError),
+    #[error(transparent)]
+    Slots(#[from] slots::SlotsError),
     #[error("cannot create {path}: {source}")]
     Io {
         path: PathBuf,
@@ -74,6 +77,11 @@ pub struct Config {
     pub expect_model: Option<PathBuf>,
     /// Show progress bars.
     pub progress: bool,
+    /// Generate units with these programmable slots (`None`: as
+    /// `params.json` of `rtl` says, or none).
+    pub program_slots: Option<SlotUnit>,
+    /// How units with slots are programmed.
+    pub slot_options: SlotOptions,
 }
 
 impl Config {
@@ -96,6 +104,8 @@ impl Config {
             locate: true,
             expect_model: None,
             progress: false,
+            program_slots: None,
+            slot_options: SlotOptions::default(),
         }
     }
 }
@@ -271,12 +281,84 @@ fn gtkw_for_dump(vcd: &Path, unit: Unit, units: &locate::MpcUnits) {
     }
 }
 
+/// Run the shards `runs` (of `lens` vectors, with options `opts`) of one
+/// unit on one build in parallel, with a progress bar when `progress`.
+/// Returns each shard's result and the wall time of them all.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn simulate_shards(
+    progress: bool,
+    sim_kind: Simulator,
+    unit: Unit,
+    b: &sim::Build,
+    runs: &[RunFiles],
+    lens: &[usize],
+    opts: &[RunOptions],
+    rdir: &Path,
+) -> (Vec<Result<f64, sim::SimError>>, f64) {
+    let n: usize = lens.iter().sum();
+    let counters: Vec<AtomicU64> = lens.iter().map(|_| AtomicU64::new(0)).collect();
+    let bar = if progress {
+        datafiles::progress::bar(n as u64, "blocks", &format!("cosim {sim_kind} {unit}"))
+    } else {
+        ProgressBar::hidden()
+    };
+    let t0 = Instant::now();
+    let done = AtomicU64::new(0);
+    let results: Vec<Result<f64, sim::SimError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = runs
+            .iter()
+            .zip(lens)
+            .zip(&counters)
+            .zip(opts)
+            .map(|(((files, &len), c), opt)| {
+                let done = &done;
+                s.spawn(move || {
+                    let res = sim::run(b, files, len, opt, Some(c));
+                    done.fetch_add(1, Ordering::Relaxed);
+                    res
+                })
+            })
+            .collect();
+        while done.load(Ordering::Relaxed) < handles.len() as u64 {
+            bar.set_position(counters.iter().map(|c| c.load(Ordering::Relaxed)).sum());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(sim::SimError::Run {
+                        sim: sim_kind,
+                        dir: rdir.to_path_buf(),
+                        status: "runner thread panicked".to_string(),
+                        tail: String::new(),
+                    })
+                })
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    (results, t0.elapsed().as_secs_f64())
+}
+
 /// Generate (or load) the RTL of the configuration.
 pub fn prepare_rtl(cfg: &Config, set: &ModelSet) -> Result<Rtl, RunError> {
-    Ok(match &cfg.rtl {
-        Some(dir) => rtl::load(dir, set, &cfg.model)?,
-        None => rtl::generate(&cfg.model, &cfg.build.join(&set.name))?,
+    Ok(match (&cfg.rtl, cfg.program_slots) {
+        (Some(dir), slots) => rtl::load_units(dir, set, &cfg.model, slots)?,
+        (None, None) => rtl::generate(&cfg.model, &cfg.build.join(&set.name))?,
+        (None, Some(u)) => {
+            rtl::generate_units(&cfg.model, &cfg.build.join(u.dir_name(set)), Some(u))?
+        }
     })
+}
+
+/// The work directory of a run's units: `<build>/<set name>`, or for
+/// units with slots `<build>/<set name>-slots<K>-<form>`.
+fn work_root(cfg: &Config, set: &ModelSet, rtl: &Rtl) -> PathBuf {
+    match rtl.slots {
+        None => cfg.build.join(&set.name),
+        Some(u) => cfg.build.join(u.dir_name(set)),
+    }
 }
 
 /// Run the configuration; one report per (unit, simulator).
@@ -287,9 +369,16 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
         None => set.clone(),
     };
     let rtl = prepare_rtl(cfg, &set)?;
+    if let Some(u) = rtl.slots {
+        let images = Plan::images(&set, u, &cfg.slot_options, cfg.seed, cfg.corpus.as_deref())?;
+        let every = cfg.slot_options.reprogram_every;
+        return run_slots(cfg, &set, &rtl, &cfg.units, &|lens: &[usize]| {
+            Plan::cycling(&set, u, images.clone(), lens, every)
+        });
+    }
     let codec = MpcCodec::new(&expect_set);
     let gen_codec = MpcCodec::new(&set);
-    let root = cfg.build.join(&set.name);
+    let root = work_root(cfg, &set, &rtl);
     // the stages of the GTKWave save files of full-run dumps
     let gtkw_units = if cfg.vcd {
         Some(locate::mpc_unit_descriptions(&rtl, &set)?)
@@ -382,55 +471,18 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
                     })
                 })
                 .collect::<Result<_, RunError>>()?;
-            let counters: Vec<AtomicU64> = ranges.iter().map(|_| AtomicU64::new(0)).collect();
-            let bar = if cfg.progress {
-                datafiles::progress::bar(n as u64, "blocks", &format!("cosim {sim_kind} {unit}"))
-            } else {
-                ProgressBar::hidden()
-            };
-            let t0 = Instant::now();
-            let done = AtomicU64::new(0);
-            let results: Vec<Result<f64, sim::SimError>> = std::thread::scope(|s| {
-                let handles: Vec<_> = runs
-                    .iter()
-                    .zip(&ranges)
-                    .zip(&counters)
-                    .map(|((files, r), c)| {
-                        let b = &b;
-                        let done = &done;
-                        s.spawn(move || {
-                            let opt = RunOptions {
-                                timeout_cycles: 20_000,
-                                vcd: cfg.vcd.then(|| (files.dir.join("full.vcd"), 0, None)),
-                                plusargs: Vec::new(),
-                                stages,
-                            };
-                            let res = sim::run(b, files, r.len(), &opt, Some(c));
-                            done.fetch_add(1, Ordering::Relaxed);
-                            res
-                        })
-                    })
-                    .collect();
-                while done.load(Ordering::Relaxed) < handles.len() as u64 {
-                    bar.set_position(counters.iter().map(|c| c.load(Ordering::Relaxed)).sum());
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(sim::SimError::Run {
-                                sim: sim_kind,
-                                dir: rdir.clone(),
-                                status: "runner thread panicked".to_string(),
-                                tail: String::new(),
-                            })
-                        })
-                    })
-                    .collect()
-            });
-            bar.finish_and_clear();
-            let sim_seconds = t0.elapsed().as_secs_f64();
+            let opts: Vec<RunOptions> = runs
+                .iter()
+                .map(|files| RunOptions {
+                    timeout_cycles: 20_000,
+                    vcd: cfg.vcd.then(|| (files.dir.join("full.vcd"), 0, None)),
+                    plusargs: Vec::new(),
+                    stages,
+                })
+                .collect();
+            let lens: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+            let (results, sim_seconds) =
+                simulate_shards(cfg.progress, sim_kind, unit, &b, &runs, &lens, &opts, &rdir);
             if let Some(units) = &gtkw_units {
                 for files in &runs {
                     gtkw_for_dump(&files.dir.join("full.vcd"), unit, units);
@@ -502,6 +554,147 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
                 }
             }
             reports.push(report);
+        }
+    }
+    Ok(reports)
+}
+
+/// Shards of a unit's `n` vectors: `jobs` of them, at least 500 vectors
+/// each (one when there are fewer).
+fn shard_count(jobs: usize, n: usize) -> usize {
+    jobs.clamp(1, n.div_ceil(500).max(1))
+}
+
+/// Co-simulate `units` of units with programmable slots (`rtl.slots`):
+/// `plan` gives, for the shards' lengths, the images and epochs of every
+/// block and the configuration writes that load them
+/// ([`slots::Plan`]). The golden model follows the plan
+/// ([`slots::unit_vectors`]); the checks are those of every run without
+/// the ideal-pipeline timing (a commit's drain is the unit's own timing),
+/// and the stage locator is not run.
+pub fn run_slots(
+    cfg: &Config,
+    set: &ModelSet,
+    rtl: &Rtl,
+    units: &[Unit],
+    plan: &dyn Fn(&[usize]) -> Result<Plan, slots::SlotsError>,
+) -> Result<Vec<UnitReport>, RunError> {
+    let root = work_root(cfg, set, rtl);
+    let mut reports = Vec::new();
+    for &unit in units {
+        let n = cfg.blocks;
+        let ranges = slots::shard_ranges(n, shard_count(cfg.jobs, n));
+        let lens: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+        let plan = plan(&lens)?;
+        let mut tags = Tags::new();
+        let gen = GenConfig {
+            blocks: n,
+            seed: cfg.seed,
+            corpus: cfg.corpus.clone(),
+        };
+        let (vecs, expected) = slots::unit_vectors(unit, set, &plan, &gen, &mut tags)?;
+        let vdir = root.join("cosim").join(unit.name());
+        mkdir(&vdir)?;
+        let stages = unit.stages(&rtl.params);
+        let mut inputs = Vec::new();
+        for (k, r) in ranges.iter().enumerate() {
+            let files = RunFiles {
+                dir: vdir.clone(),
+                vectors: vdir.join(format!("shard{k}.vec")),
+                schedule: vdir.join(format!("shard{k}.sched")),
+                out: vdir.join(format!("shard{k}.out")),
+            };
+            vecs.write(&files.vectors, r.clone(), rtl.params.max_bits)?;
+            Schedule::generate(
+                &ScheduleConfig {
+                    stall: cfg.stall,
+                    resets: cfg.resets,
+                    seed: Rng::fork(cfg.seed, 100 + k as u64).next_u64(),
+                },
+                r.len(),
+                stages,
+            )
+            .write(&files.schedule)?;
+            let cfg_file = vdir.join(format!("shard{k}.cfg"));
+            plan.shards[k].write_cfg(&cfg_file)?;
+            let cfg_file = cfg_file.canonicalize().map_err(|source| RunError::Io {
+                path: cfg_file.clone(),
+                source,
+            })?;
+            inputs.push((files, cfg_file));
+        }
+        for &sim_kind in &cfg.sims {
+            let sdir = root.join(format!("sim-{}", sim_kind.name()));
+            let cxx = CxxOpt::for_vectors(n);
+            let bdir = sdir.join(format!(
+                "{}{}{}",
+                unit.name(),
+                if cfg.vcd { "-trace" } else { "" },
+                cxx.dir_suffix(sim_kind)
+            ));
+            let b = sim::build(sim_kind, unit, rtl, &bdir, cfg.vcd, cxx)?;
+            let rdir = sdir.join(format!("run-{}", unit.name()));
+            let mut runs = Vec::new();
+            let mut opts = Vec::new();
+            for (k, (files, cfg_file)) in inputs.iter().enumerate() {
+                let d = rdir.join(format!("shard{k}"));
+                mkdir(&d)?;
+                let mut plusargs = vec![format!("+cfg={}", cfg_file.display())];
+                if unit == Unit::Loopback {
+                    // both ends of the link switch with nothing in flight
+                    plusargs.push("+cfg_drain=1".to_string());
+                }
+                opts.push(RunOptions {
+                    timeout_cycles: 20_000,
+                    vcd: cfg.vcd.then(|| (d.join("full.vcd"), 0, None)),
+                    plusargs,
+                    stages: 0,
+                });
+                runs.push(RunFiles {
+                    dir: d.clone(),
+                    vectors: files.vectors.clone(),
+                    schedule: files.schedule.clone(),
+                    out: d.join("out.txt"),
+                });
+            }
+            let (results, sim_seconds) =
+                simulate_shards(cfg.progress, sim_kind, unit, &b, &runs, &lens, &opts, &rdir);
+            let mut verdict = Verdict::default();
+            for (k, res) in results.into_iter().enumerate() {
+                let out = match res {
+                    Ok(_) => slots::read_records(&runs[k].out, unit, &rtl.params)?,
+                    Err(e) => {
+                        let mut o = slots::read_records(&runs[k].out, unit, &rtl.params)
+                            .unwrap_or_default();
+                        o.errors.push(e.to_string());
+                        o
+                    }
+                };
+                let r = ranges[k].clone();
+                let shard = slots::SlotShard {
+                    index: k,
+                    offset: r.start as u64,
+                    plan: &plan.shards[k],
+                    images: &plan.images,
+                    vectors: &vecs,
+                    first: r.start,
+                    expected: &expected[r],
+                };
+                verdict.merge(slots::compare(&shard, &out, &tags, stages));
+            }
+            reports.push(UnitReport {
+                sim: sim_kind,
+                unit,
+                blocks: n,
+                shards: ranges.len(),
+                verdict,
+                sim_seconds,
+                build_seconds: b.seconds,
+                build_cached: b.cached,
+                location: None,
+                locate_error: None,
+                coverage: slots::coverage(&plan, &expected, set),
+            });
         }
     }
     Ok(reports)

@@ -18,6 +18,11 @@ use crate::{Simulator, Unit};
 pub const TB_SOURCE: &str = include_str!("../tb/mpc_tb.sv");
 /// Its file name.
 pub const TB_FILE: &str = "mpc_tb.sv";
+/// The MPC testbench of units with programmable slots (the configuration
+/// writer; epochs on the buses).
+pub const SLOTS_TB_SOURCE: &str = include_str!("../tb/mpc_slots_tb.sv");
+/// Its file name.
+pub const SLOTS_TB_FILE: &str = "mpc_slots_tb.sv";
 /// The shared testbench driver, `include`d by every testbench.
 pub const DRIVER_SOURCE: &str = include_str!("../tb/stream_driver.svh");
 /// Its file name (the testbenches' `include`).
@@ -283,7 +288,8 @@ pub fn build_tb(sim: Simulator, spec: &TbSpec<'_>, dir: &Path) -> Result<Build, 
 }
 
 /// Compile the MPC testbench for `unit` with the units of `rtl` into `dir`
-/// (see [`build_tb`]).
+/// (see [`build_tb`]): `tb/mpc_tb.sv`, or for units with programmable
+/// slots `tb/mpc_slots_tb.sv`.
 pub fn build(
     sim: Simulator,
     unit: Unit,
@@ -292,10 +298,15 @@ pub fn build(
     trace: bool,
     cxx: CxxOpt,
 ) -> Result<Build, SimError> {
+    let (top, tb_file, tb_source) = if rtl.slots.is_some() {
+        ("mpc_slots_tb", SLOTS_TB_FILE, SLOTS_TB_SOURCE)
+    } else {
+        ("mpc_tb", TB_FILE, TB_SOURCE)
+    };
     let spec = TbSpec {
-        top: "mpc_tb",
-        tb_file: TB_FILE,
-        tb_source: TB_SOURCE,
+        top,
+        tb_file,
+        tb_source,
         defines: vec![unit.define()],
         params: vec![
             ("H", rtl.params.header_bits as u64),

@@ -61,6 +61,7 @@ fn run_standin(
         dir: dir.clone(),
         files: vec![dut],
         params: Params::of(&set),
+        slots: None,
     };
     let mut tags = Tags::new();
     let v = vectors::compressor_vectors(

@@ -242,6 +242,22 @@ struct MpcArgs {
     /// Skip (with an install hint) a simulator that is not installed instead of failing.
     #[arg(long)]
     skip_missing: bool,
+    /// Generate the units with K programmable slots (0: none, the plain
+    /// units); with --rtl, the slots the units there must have [default:
+    /// none].
+    #[arg(long, value_name = "K")]
+    program_slots: Option<usize>,
+    /// Slot form of --program-slots (docs/hw/program-slots.md).
+    #[arg(long, value_name = "F", default_value = "stride-colpart")]
+    slot_form: String,
+    /// Units with slots: the valid images programmed besides the reset
+    /// value, a comma-separated list of trained (trained on corpus blocks)
+    /// and random (two random valid images of the form).
+    #[arg(long, value_name = "LIST", default_value = "trained,random")]
+    slot_images: String,
+    /// Units with slots: blocks between two programmings (at least 1).
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = at_least_one)]
+    reprogram_every: usize,
 }
 
 #[derive(Args)]
@@ -293,8 +309,27 @@ fn run_mpc(cli: MpcArgs) -> Result<bool> {
     // The inputs first, before the simulators: the model set, and the RTL
     // given with --rtl must come from that set.
     let set = rtl::load_set(&cli.model)?;
+    let program_slots = match cli.program_slots {
+        None | Some(0) => None,
+        Some(k) => {
+            let form = golden::mpc::program::Form::by_name(&cli.slot_form).ok_or_else(|| {
+                anyhow!(
+                    "--slot-form: `{}` is not a slot form ({})",
+                    cli.slot_form,
+                    golden::mpc::program::FORMS
+                        .iter()
+                        .map(|f| f.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+            hdl::mpc::SlotSpec::new(k, form).map_err(|e| anyhow!("--program-slots: {e}"))?;
+            Some(testbench::slots::SlotUnit { k, form })
+        }
+    };
+    let slot_images = testbench::slots::ImageKind::parse_list(&cli.slot_images)?;
     if let Some(dir) = &cli.rtl {
-        rtl::load(dir, &set, &cli.model)?;
+        rtl::load_units(dir, &set, &cli.model, program_slots)?;
     }
     if let Some(m) = &cli.expect_model {
         rtl::load_set(m)?;
@@ -359,6 +394,11 @@ fn run_mpc(cli: MpcArgs) -> Result<bool> {
     cfg.locate = !cli.no_locate;
     cfg.expect_model = cli.expect_model;
     cfg.progress = true;
+    cfg.program_slots = program_slots;
+    cfg.slot_options = testbench::slots::SlotOptions {
+        images: slot_images,
+        reprogram_every: cli.reprogram_every,
+    };
     let reports =
         run::run(&cfg).with_context(|| format!("co-simulating {}", cli.model.display()))?;
     let mut ok = true;

@@ -1,0 +1,1088 @@
+//! Co-simulation of MPC units with programmable slots
+//! (docs/hw/program-slots.md; docs/hw/cosim.md, "Units with programmable
+//! slots").
+//!
+//! Each shard of a run has a *plan*: the image and epoch that code each of
+//! its blocks ([`Segment`]s), and the configuration writes that load them
+//! ([`CfgWrite`]: "before block n, write this word"), which the testbench
+//! `tb/mpc_slots_tb.sv` issues on the units' `cfg_*` port while it holds
+//! `in_valid` low. The golden model follows the plan: block k is coded (or
+//! decoded) by `ProgrammedSet::new(set, image)` of the segment holding k,
+//! the compressor's `out_epoch` must be that segment's epoch, and a
+//! decompressor input whose `in_epoch` is not the active epoch must give
+//! `out_error` and an all-zero block.
+//!
+//! Images: the reset value (nothing loaded; epoch 0), images trained on
+//! corpus blocks ([`trained_image`]), random valid images of the unit's
+//! form ([`random_image`]), and, for the stream-integrity check, random
+//! words in every slot register ([`Plan::invalid_registers`]: no image;
+//! only the stream protocol and the epochs are checked).
+//!
+//! A reset clears the units' registers; the testbench then writes again
+//! every write the plan has for the blocks up to the next one it offers,
+//! so a block's image never depends on where the resets fall.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use golden::mpc::program::registers::{self, RegisterWrite};
+use golden::mpc::program::{
+    self as program, BaseClass, Form, OnlineOptions, ProgrammedSet, ReorderClass, Slot, SlotImage,
+    SlotReorder, STRIDES,
+};
+use golden::mpc::{ByteRule, ModelSet, MpcCodec, BLOCK_BYTES, STREAM_BITS};
+
+use crate::compare::{self, Expect, Fields};
+use crate::records::{self, OutputError, SimOutput};
+use crate::rng::Rng;
+use crate::rtl::Params;
+use crate::stream_unit::LeBus;
+use crate::vectors::{self, CompVector, DecompVector, GenConfig, Tags};
+use crate::verdict::{self, Diff, Judged, RunShape, Verdict};
+use crate::Unit;
+
+/// Bits of an epoch (`out_epoch`, `in_epoch`, `EPOCH`).
+pub const EPOCH_WIDTH: usize = 8;
+
+/// Slot problems.
+#[derive(Debug, thiserror::Error)]
+pub enum SlotsError {
+    #[error("slot image {name}: {source}")]
+    Image {
+        name: String,
+        #[source]
+        source: program::ImageError,
+    },
+    #[error("slot image {name}: its register writes: {source}")]
+    Registers {
+        name: String,
+        #[source]
+        source: registers::RegisterError,
+    },
+    #[error(transparent)]
+    Vectors(#[from] vectors::VectorError),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("--slot-images: `{0}` is not an image kind (trained, random)")]
+    Kind(String),
+    #[error("--slot-images: no image kind given (trained, random)")]
+    NoKinds,
+}
+
+/// The programmable slots of a pair of units (`params.json` key `slots`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotUnit {
+    /// Slots (K, at least 1).
+    pub k: usize,
+    pub form: Form,
+}
+
+impl SlotUnit {
+    /// `H` of units with these slots on `set`: the header width with every
+    /// slot loaded.
+    pub fn header_bits(&self, set: &ModelSet) -> u32 {
+        program::train::header_bits(set.id_count() + self.k)
+    }
+
+    /// A directory name for the work files of these units of `set`.
+    pub fn dir_name(&self, set: &ModelSet) -> String {
+        format!("{}-slots{}-{}", set.name, self.k, self.form.name)
+    }
+}
+
+/// Kinds of valid images a run programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageKind {
+    /// Trained ([`program::train_slots`]) on corpus blocks.
+    Trained,
+    /// Random valid images of the unit's form ([`random_image`]).
+    Random,
+}
+
+impl ImageKind {
+    /// `trained,random` (a comma-separated list, each kind at most once).
+    pub fn parse_list(s: &str) -> Result<Vec<ImageKind>, SlotsError> {
+        let mut v = Vec::new();
+        for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let k = match w {
+                "trained" => ImageKind::Trained,
+                "random" => ImageKind::Random,
+                other => return Err(SlotsError::Kind(other.to_string())),
+            };
+            if !v.contains(&k) {
+                v.push(k);
+            }
+        }
+        if v.is_empty() {
+            return Err(SlotsError::NoKinds);
+        }
+        Ok(v)
+    }
+}
+
+/// How a run with slots programs the units.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotOptions {
+    pub images: Vec<ImageKind>,
+    /// Blocks between two programmings of a shard (at least 1).
+    pub reprogram_every: usize,
+}
+
+impl Default for SlotOptions {
+    fn default() -> SlotOptions {
+        SlotOptions {
+            images: vec![ImageKind::Trained, ImageKind::Random],
+            reprogram_every: 500,
+        }
+    }
+}
+
+/// What the slot registers hold in a segment.
+#[derive(Clone)]
+pub enum Programmed {
+    /// A valid image (the reset value included) and its golden coder.
+    Image {
+        image: SlotImage,
+        codec: std::sync::Arc<MpcCodec>,
+    },
+    /// Random words in every slot register: no image; only the stream
+    /// protocol and the epochs are specified (docs/hw/program-slots.md
+    /// section 6).
+    Invalid,
+}
+
+/// One of a run's images.
+#[derive(Clone)]
+pub struct NamedImage {
+    pub name: String,
+    pub programmed: Programmed,
+}
+
+impl NamedImage {
+    fn codec(&self) -> Option<&MpcCodec> {
+        match &self.programmed {
+            Programmed::Image { codec, .. } => Some(codec),
+            Programmed::Invalid => None,
+        }
+    }
+}
+
+/// Blocks from `start` to the next segment's start are coded with image
+/// `image` (an index into [`Plan::images`]) and epoch `epoch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub start: usize,
+    pub image: usize,
+    pub epoch: u8,
+    /// Decompressor inputs of this segment are coded with the image and
+    /// epoch of this earlier segment (`None`: its own, with some inputs
+    /// given a wrong epoch).
+    pub coded_as: Option<usize>,
+}
+
+/// One configuration write, due once the driver has accepted `before`
+/// blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CfgWrite {
+    pub before: usize,
+    pub addr: u16,
+    pub value: u32,
+}
+
+/// The segments and writes of one shard.
+#[derive(Clone, Debug, Default)]
+pub struct ShardPlan {
+    pub segments: Vec<Segment>,
+    pub writes: Vec<CfgWrite>,
+}
+
+impl ShardPlan {
+    /// The segment holding block `i` (shard-local).
+    pub fn segment_of(&self, i: usize) -> usize {
+        self.segments
+            .partition_point(|s| s.start <= i)
+            .saturating_sub(1)
+    }
+
+    /// Write the configuration file the testbench reads (`+cfg=`): one
+    /// write per line, `before addr value` in hex.
+    pub fn write_cfg(&self, path: &Path) -> Result<(), SlotsError> {
+        let io = |source| SlotsError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut w = std::io::BufWriter::new(std::fs::File::create(path).map_err(io)?);
+        for c in &self.writes {
+            writeln!(w, "{:x} {:03x} {:08x}", c.before, c.addr, c.value).map_err(io)?;
+        }
+        w.flush().map_err(io)
+    }
+}
+
+/// The images of a run and the plan of each shard.
+#[derive(Clone)]
+pub struct Plan {
+    pub unit: SlotUnit,
+    /// Image 0 is the reset value.
+    pub images: Vec<NamedImage>,
+    pub shards: Vec<ShardPlan>,
+}
+
+/// The writes that load a valid image with `epoch` (ending with `COMMIT`).
+fn writes_of(
+    set: &ModelSet,
+    img: &NamedImage,
+    epoch: u8,
+) -> Result<Vec<RegisterWrite>, SlotsError> {
+    match &img.programmed {
+        Programmed::Image { image, .. } => {
+            registers::image_writes(set, image, epoch).map_err(|source| SlotsError::Registers {
+                name: img.name.clone(),
+                source,
+            })
+        }
+        Programmed::Invalid => Ok(Vec::new()),
+    }
+}
+
+/// Random words in every register of every slot, then `EPOCH` and
+/// `COMMIT`.
+fn invalid_writes(set: &ModelSet, unit: SlotUnit, epoch: u8, rng: &mut Rng) -> Vec<RegisterWrite> {
+    let route = registers::route_word_count(unit.form).unwrap_or(0);
+    let _ = set;
+    let mut v = Vec::new();
+    for s in 0..unit.k {
+        // loaded (bit 0 set) in most slots, so that the words are used
+        let flag = rng.next_u32() | u32::from(rng.chance(0.8));
+        v.push(RegisterWrite {
+            addr: registers::slot_flag(s),
+            value: flag,
+        });
+        for w in 0..registers::RULES_WORDS {
+            v.push(RegisterWrite {
+                addr: registers::slot_rules(s, w),
+                value: rng.next_u32(),
+            });
+        }
+        for w in 0..route {
+            v.push(RegisterWrite {
+                addr: registers::slot_route(s, w),
+                value: rng.next_u32(),
+            });
+        }
+    }
+    v.push(RegisterWrite {
+        addr: registers::EPOCH,
+        value: u32::from(epoch) | (rng.next_u32() & !0xff),
+    });
+    v.push(RegisterWrite {
+        addr: registers::COMMIT,
+        value: 1 | (rng.next_u32() & !1),
+    });
+    v
+}
+
+/// A named valid image with its golden coder.
+pub fn named(set: &ModelSet, name: &str, image: SlotImage) -> Result<NamedImage, SlotsError> {
+    let p = ProgrammedSet::new(set, &image).map_err(|source| SlotsError::Image {
+        name: name.to_string(),
+        source,
+    })?;
+    Ok(NamedImage {
+        name: name.to_string(),
+        programmed: Programmed::Image {
+            image,
+            codec: std::sync::Arc::new(p.fast_codec()),
+        },
+    })
+}
+
+/// A random valid image of `unit`'s form for `set`: per slot (loaded with
+/// probability 0.85) random stride rules within the form's depth bound and
+/// shift range, and a random reorder of the form's class (masks of random
+/// density, random column orders, a random library index); passed through
+/// [`SlotImage::load`], so it is one the loader accepts.
+pub fn random_image(
+    set: &ModelSet,
+    unit: SlotUnit,
+    rng: &mut Rng,
+) -> Result<SlotImage, SlotsError> {
+    let form = unit.form;
+    let mut image = SlotImage::empty(set, form, unit.k);
+    for slot in image.slots.iter_mut() {
+        if !rng.chance(0.85) {
+            continue;
+        }
+        *slot = Some(random_slot(set, form, rng));
+    }
+    SlotImage::load(&image.to_bytes()).map_err(|source| SlotsError::Image {
+        name: "random".to_string(),
+        source,
+    })
+}
+
+fn random_slot(set: &ModelSet, form: Form, rng: &mut Rng) -> Slot {
+    let mut rules = [ByteRule::Root; BLOCK_BYTES];
+    let mut depth = [0usize; BLOCK_BYTES];
+    let root_p = rng.unit() * 0.5;
+    for i in 0..BLOCK_BYTES {
+        if rng.chance(root_p) {
+            continue;
+        }
+        let max = form.max_shift.unsigned_abs() as u64;
+        let shift = (rng.below(2 * max + 1) as i64 - max as i64) as i8;
+        let base = match form.base {
+            BaseClass::Strides => {
+                let ok: Vec<usize> = STRIDES
+                    .iter()
+                    .filter_map(|&s| i.checked_sub(s as usize))
+                    .filter(|&b| depth[b] < form.max_depth)
+                    .collect();
+                if ok.is_empty() {
+                    continue;
+                }
+                ok[rng.below(ok.len() as u64) as usize]
+            }
+            BaseClass::Any => {
+                let ok: Vec<usize> = (0..i).filter(|&b| depth[b] < form.max_depth).collect();
+                if ok.is_empty() {
+                    continue;
+                }
+                ok[rng.below(ok.len() as u64) as usize]
+            }
+        };
+        depth[i] = depth[base] + 1;
+        rules[i] = ByteRule::Base {
+            base: base as u8,
+            shift,
+        };
+    }
+    let mut mask = [0u8; STREAM_BITS / 8];
+    let density = rng.unit();
+    for m in mask.iter_mut() {
+        for b in 0..8 {
+            if rng.chance(density) {
+                *m |= 1 << b;
+            }
+        }
+    }
+    let mut cols: [u8; BLOCK_BYTES] = std::array::from_fn(|c| c as u8);
+    rng.shuffle(&mut cols);
+    let reorder = match form.reorder {
+        ReorderClass::Any => {
+            let mut r: [u8; STREAM_BITS] = std::array::from_fn(|o| o as u8);
+            rng.shuffle(&mut r);
+            SlotReorder::Any(Box::new(r))
+        }
+        ReorderClass::Partition => SlotReorder::Partition(mask),
+        ReorderClass::Columns => SlotReorder::Columns(cols),
+        ReorderClass::ColumnsPartition => SlotReorder::ColumnsPartition(cols, mask),
+        ReorderClass::Library => {
+            SlotReorder::Library(rng.below(set.predictors.len() as u64 + 1) as u8)
+        }
+    };
+    Slot { rules, reorder }
+}
+
+/// An image trained ([`program::train_slots`], deterministic) on the corpus
+/// blocks among `count` compressor vectors of the seed (on every one of
+/// them without a corpus).
+pub fn trained_image(
+    set: &ModelSet,
+    unit: SlotUnit,
+    gen: &GenConfig,
+) -> Result<SlotImage, SlotsError> {
+    let mut tags = Tags::new();
+    let v = vectors::compressor_vectors(set, gen, &mut tags)?;
+    let corpus: Vec<[u8; BLOCK_BYTES]> = v
+        .iter()
+        .filter(|c| tags.name(c.tag).starts_with("corpus/"))
+        .map(|c| c.block)
+        .collect();
+    let sample: Vec<[u8; BLOCK_BYTES]> = if corpus.is_empty() {
+        v.iter().map(|c| c.block).collect()
+    } else {
+        corpus
+    };
+    program::train_slots(set, &sample, &OnlineOptions::new(unit.form, unit.k)).map_err(|source| {
+        SlotsError::Image {
+            name: "trained".to_string(),
+            source,
+        }
+    })
+}
+
+/// Blocks of corpus vectors the trained image is trained on.
+pub const TRAIN_VECTORS: usize = 4096;
+
+impl Plan {
+    /// The images of `opts` for `set` (after the reset value), in the order
+    /// a shard cycles through them: the trained image, then two random ones.
+    pub fn images(
+        set: &ModelSet,
+        unit: SlotUnit,
+        opts: &SlotOptions,
+        seed: u64,
+        corpus: Option<&Path>,
+    ) -> Result<Vec<NamedImage>, SlotsError> {
+        let mut v = vec![named(
+            set,
+            "reset value",
+            SlotImage::empty(set, unit.form, unit.k),
+        )?];
+        let mut rng = Rng::fork(seed, 300);
+        for kind in &opts.images {
+            match kind {
+                ImageKind::Trained => {
+                    let gen = GenConfig {
+                        blocks: TRAIN_VECTORS,
+                        seed: Rng::fork(seed, 301).next_u64(),
+                        corpus: corpus.map(Path::to_path_buf),
+                    };
+                    v.push(named(set, "trained", trained_image(set, unit, &gen)?)?);
+                }
+                ImageKind::Random => {
+                    for j in 1..=2 {
+                        let img = random_image(set, unit, &mut rng)?;
+                        v.push(named(set, &format!("random {j}"), img)?);
+                    }
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    /// The plan of a run whose shards have `lens` blocks: each shard codes
+    /// its first blocks with the reset value (shards of odd number program
+    /// an image before their first block instead), then programs the
+    /// images in turn, one every `every` blocks, each with the next epoch
+    /// (1, 2, ..., 255, 1, ...).
+    pub fn cycling(
+        set: &ModelSet,
+        unit: SlotUnit,
+        images: Vec<NamedImage>,
+        lens: &[usize],
+        every: usize,
+    ) -> Result<Plan, SlotsError> {
+        let every = every.max(1);
+        let mut shards = Vec::new();
+        for (k, &n) in lens.iter().enumerate() {
+            let mut p = ShardPlan::default();
+            let mut epoch = 0u8;
+            let mut start = if k % 2 == 1 {
+                0
+            } else {
+                p.segments.push(Segment {
+                    start: 0,
+                    image: 0,
+                    epoch: 0,
+                    coded_as: None,
+                });
+                (every / 4).clamp(1, n.div_ceil(8).max(1))
+            };
+            let mut next = 1 + k % (images.len() - 1).max(1);
+            while start < n && images.len() > 1 {
+                epoch = if epoch == 255 { 1 } else { epoch + 1 };
+                p.push(set, start, next, epoch, &images, None)?;
+                next = 1 + next % (images.len() - 1);
+                start += every;
+            }
+            if p.segments.is_empty() {
+                p.segments.push(Segment {
+                    start: 0,
+                    image: 0,
+                    epoch: 0,
+                    coded_as: None,
+                });
+            }
+            shards.push(p);
+        }
+        Ok(Plan {
+            unit,
+            images,
+            shards,
+        })
+    }
+}
+
+impl ShardPlan {
+    /// Program `images[image]` with `epoch` before block `start`.
+    pub fn push(
+        &mut self,
+        set: &ModelSet,
+        start: usize,
+        image: usize,
+        epoch: u8,
+        images: &[NamedImage],
+        coded_as: Option<usize>,
+    ) -> Result<(), SlotsError> {
+        for w in writes_of(set, &images[image], epoch)? {
+            self.writes.push(CfgWrite {
+                before: start,
+                addr: w.addr,
+                value: w.value,
+            });
+        }
+        self.segments.push(Segment {
+            start,
+            image,
+            epoch,
+            coded_as,
+        });
+        Ok(())
+    }
+
+    /// Random words in every slot register with `epoch` before block
+    /// `start` ([`Programmed::Invalid`] image `image`).
+    pub fn push_invalid(
+        &mut self,
+        set: &ModelSet,
+        unit: SlotUnit,
+        start: usize,
+        image: usize,
+        epoch: u8,
+        rng: &mut Rng,
+    ) {
+        for w in invalid_writes(set, unit, epoch, rng) {
+            self.writes.push(CfgWrite {
+                before: start,
+                addr: w.addr,
+                value: w.value,
+            });
+        }
+        self.segments.push(Segment {
+            start,
+            image,
+            epoch,
+            coded_as: None,
+        });
+    }
+}
+
+// ---- expected outputs --------------------------------------------------------
+
+/// What a slot unit must deliver for one vector.
+#[derive(Clone, Debug)]
+pub enum SlotExpect {
+    /// The golden output of the active image; the compressor's `out_epoch`.
+    Exact { expect: Expect, epoch: Option<u8> },
+    /// A decompressor input whose epoch is not the active one: `out_error`
+    /// 1 and an all-zero block.
+    WrongEpoch { given: u8 },
+    /// Invalid register contents: only the compressor's `out_epoch` (and
+    /// the stream protocol).
+    Unspecified { epoch: Option<u8> },
+}
+
+/// A decompressor input of a slot unit: the compressed block and the epoch
+/// it is given with (`in_epoch`).
+#[derive(Clone, Copy, Debug)]
+pub struct SlotDecompVector {
+    pub v: DecompVector,
+    pub epoch: u8,
+}
+
+/// The inputs of one unit of a slot run.
+pub enum SlotVectors {
+    Comp(Vec<CompVector>),
+    Decomp(Vec<SlotDecompVector>),
+}
+
+impl SlotVectors {
+    pub fn len(&self) -> usize {
+        match self {
+            SlotVectors::Comp(v) => v.len(),
+            SlotVectors::Decomp(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn tag(&self, i: usize) -> u16 {
+        match self {
+            SlotVectors::Comp(v) => v[i].tag,
+            SlotVectors::Decomp(v) => v[i].v.tag,
+        }
+    }
+
+    fn describe(&self, i: usize) -> String {
+        match self {
+            SlotVectors::Comp(v) => compare::Inputs::Comp(&v[i..=i]).describe(0),
+            SlotVectors::Decomp(v) => format!(
+                "in_epoch {} {}",
+                v[i].epoch,
+                compare::Inputs::Decomp(std::slice::from_ref(&v[i].v)).describe(0)
+            ),
+        }
+    }
+
+    /// Write shard `r`'s vector file (the decompressor's bus is
+    /// `{in_epoch, in_len, in_bits}`).
+    pub fn write(
+        &self,
+        path: &Path,
+        r: std::ops::Range<usize>,
+        width: u32,
+    ) -> Result<(), SlotsError> {
+        match self {
+            SlotVectors::Comp(v) => Ok(vectors::write_comp(path, &v[r])?),
+            SlotVectors::Decomp(v) => {
+                let io = |source| SlotsError::Write {
+                    path: path.to_path_buf(),
+                    source,
+                };
+                let mut w = std::io::BufWriter::new(std::fs::File::create(path).map_err(io)?);
+                for d in &v[r] {
+                    let mut bus = vectors::decomp_bus(&d.v, width);
+                    bus.put_uint(u64::from(d.epoch), EPOCH_WIDTH);
+                    writeln!(w, "{}", bus.hex()).map_err(io)?;
+                }
+                w.flush().map_err(io)
+            }
+        }
+    }
+}
+
+/// Per image, the decompressor inputs of its segments: the image's valid
+/// and malformed blocks ([`vectors::decompressor_vectors`] on its coder),
+/// in the order the segments take them.
+struct Pools {
+    pools: Vec<std::vec::IntoIter<DecompVector>>,
+}
+
+impl Pools {
+    fn new(plan: &Plan, gen: &GenConfig, tags: &mut Tags) -> Result<Pools, SlotsError> {
+        let mut need = vec![0usize; plan.images.len()];
+        for (shard, &n) in plan.shards.iter().zip(&shard_lens(plan, gen.blocks)) {
+            for (j, s) in shard.segments.iter().enumerate() {
+                let end = shard.segments.get(j + 1).map_or(n, |x| x.start);
+                let from = s.coded_as.map_or(s.image, |c| shard.segments[c].image);
+                need[from] += end.saturating_sub(s.start);
+            }
+        }
+        let mut pools = Vec::new();
+        for (i, img) in plan.images.iter().enumerate() {
+            // an invalid image's inputs: those of the reset value
+            let codec = img.codec().or_else(|| plan.images[0].codec());
+            let v = match (codec, need[i]) {
+                (Some(c), n) if n > 0 => vectors::decompressor_vectors(
+                    c,
+                    &GenConfig {
+                        blocks: n,
+                        seed: Rng::fork(gen.seed, 400 + i as u64).next_u64(),
+                        corpus: gen.corpus.clone(),
+                    },
+                    tags,
+                )?,
+                _ => Vec::new(),
+            };
+            pools.push(v.into_iter());
+        }
+        Ok(Pools { pools })
+    }
+
+    fn take(&mut self, image: usize) -> DecompVector {
+        self.pools[image].next().unwrap_or(DecompVector {
+            bits: [0; golden::mpc::MAX_BLOCK_BYTES],
+            len: 0,
+            tag: 0,
+        })
+    }
+}
+
+/// The block counts of the shards of a run of `n` vectors split as the
+/// plan's shards are ([`shard_ranges`]).
+fn shard_lens(plan: &Plan, n: usize) -> Vec<usize> {
+    shard_ranges(n, plan.shards.len())
+        .iter()
+        .map(|r| r.len())
+        .collect()
+}
+
+/// `n` vectors in `shards` contiguous ranges (the last ones may be
+/// shorter).
+pub fn shard_ranges(n: usize, shards: usize) -> Vec<std::ops::Range<usize>> {
+    let shards = shards.max(1);
+    let per = n.div_ceil(shards).max(1);
+    (0..shards)
+        .map(|k| (k * per).min(n)..((k + 1) * per).min(n))
+        .collect()
+}
+
+/// The inputs of `unit` for a run of `gen.blocks` vectors under `plan`,
+/// and what the unit must deliver for each.
+pub fn unit_vectors(
+    unit: Unit,
+    set: &ModelSet,
+    plan: &Plan,
+    gen: &GenConfig,
+    tags: &mut Tags,
+) -> Result<(SlotVectors, Vec<SlotExpect>), SlotsError> {
+    let ranges = shard_ranges(gen.blocks, plan.shards.len());
+    let wrong_tag = tags.id("wrong-epoch");
+    match unit {
+        Unit::Compressor | Unit::Loopback => {
+            let v = vectors::compressor_vectors(set, gen, tags)?;
+            let mut exp = Vec::with_capacity(v.len());
+            for (shard, r) in plan.shards.iter().zip(&ranges) {
+                for i in r.clone() {
+                    let seg = shard.segments[shard.segment_of(i - r.start)];
+                    let img = &plan.images[seg.image];
+                    let block = v[i].block;
+                    exp.push(match (img.codec(), unit) {
+                        (Some(c), Unit::Compressor) => SlotExpect::Exact {
+                            expect: Expect::Comp(c.compress(&block)),
+                            epoch: Some(seg.epoch),
+                        },
+                        (Some(c), _) => SlotExpect::Exact {
+                            expect: Expect::Block {
+                                result: Ok(block),
+                                model: Some(c.compress(&block).model),
+                            },
+                            epoch: None,
+                        },
+                        (None, Unit::Compressor) => SlotExpect::Unspecified {
+                            epoch: Some(seg.epoch),
+                        },
+                        (None, _) => SlotExpect::Unspecified { epoch: None },
+                    });
+                }
+            }
+            Ok((SlotVectors::Comp(v), exp))
+        }
+        Unit::Decompressor => {
+            let mut pools = Pools::new(plan, gen, tags)?;
+            let mut rng = Rng::fork(gen.seed, 500);
+            let mut v = Vec::with_capacity(gen.blocks);
+            let mut exp = Vec::with_capacity(gen.blocks);
+            for (shard, r) in plan.shards.iter().zip(&ranges) {
+                for i in 0..r.len() {
+                    let j = shard.segment_of(i);
+                    let seg = shard.segments[j];
+                    let (from, mut epoch) = match seg.coded_as {
+                        Some(c) => (shard.segments[c].image, shard.segments[c].epoch),
+                        None => (seg.image, seg.epoch),
+                    };
+                    let mut d = pools.take(from);
+                    if seg.coded_as.is_none() && rng.chance(0.05) {
+                        // a block coded with another image: the previous
+                        // segment's epoch, or any other
+                        epoch = match j.checked_sub(1).map(|p| shard.segments[p].epoch) {
+                            Some(e) if e != seg.epoch => e,
+                            _ => seg.epoch ^ (1 + rng.below(255) as u8),
+                        };
+                        d.tag = wrong_tag;
+                    }
+                    let e = if epoch != seg.epoch {
+                        SlotExpect::WrongEpoch { given: epoch }
+                    } else {
+                        match plan.images[seg.image].codec() {
+                            Some(c) => {
+                                let s = c.model_set();
+                                let w = s.max_bits() as usize;
+                                let result = c.decompress(&d.bits[..w.div_ceil(8)], d.len as usize);
+                                let model =
+                                    result.is_ok().then(|| compare::header_field(&d.bits, s));
+                                SlotExpect::Exact {
+                                    expect: Expect::Block { result, model },
+                                    epoch: None,
+                                }
+                            }
+                            None => SlotExpect::Unspecified { epoch: None },
+                        }
+                    };
+                    v.push(SlotDecompVector { v: d, epoch });
+                    exp.push(e);
+                }
+            }
+            Ok((SlotVectors::Decomp(v), exp))
+        }
+    }
+}
+
+/// What the golden model makes of a run's vectors, with counts: blocks
+/// per image, model IDs chosen or decoded (slot IDs named `slotJ`), wrong
+/// epochs, decode errors and blocks under invalid registers.
+pub fn coverage(plan: &Plan, expected: &[SlotExpect], _set: &ModelSet) -> Vec<(String, u64)> {
+    let mut m: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    let ranges = shard_ranges(expected.len(), plan.shards.len());
+    for (shard, r) in plan.shards.iter().zip(ranges) {
+        for i in r.clone() {
+            let seg = shard.segments[shard.segment_of(i - r.start)];
+            let img = &plan.images[seg.image];
+            *m.entry(format!("image {}", img.name)).or_default() += 1;
+            let id = match &expected[i] {
+                SlotExpect::Exact {
+                    expect: Expect::Comp(c),
+                    ..
+                } => Some(c.model),
+                SlotExpect::Exact {
+                    expect:
+                        Expect::Block {
+                            result: Ok(_),
+                            model: Some(id),
+                        },
+                    ..
+                } => Some(*id),
+                SlotExpect::Exact {
+                    expect: Expect::Block { result: Err(_), .. },
+                    ..
+                } => {
+                    *m.entry("error decode".to_string()).or_default() += 1;
+                    None
+                }
+                SlotExpect::Exact { .. } => None,
+                SlotExpect::WrongEpoch { .. } => {
+                    *m.entry("error wrong epoch".to_string()).or_default() += 1;
+                    None
+                }
+                SlotExpect::Unspecified { .. } => {
+                    *m.entry("invalid registers".to_string()).or_default() += 1;
+                    None
+                }
+            };
+            if let (Some(id), Some(c)) = (id, img.codec()) {
+                *m.entry(format!("model {}", c.model_set().id_name(id)))
+                    .or_default() += 1;
+            }
+        }
+    }
+    m.into_iter().collect()
+}
+
+// ---- records and comparison ----------------------------------------------------
+
+/// Width of the slot testbench's `out_all` for `unit`: the compressor's
+/// bus has `out_epoch` above `{out_bits, out_len, out_model}`.
+pub fn out_width(unit: Unit, params: &Params) -> usize {
+    compare::out_width(unit, params)
+        + match unit {
+            Unit::Compressor => EPOCH_WIDTH,
+            _ => 0,
+        }
+}
+
+/// The fields of one output record: the MPC fields and the compressor's
+/// `out_epoch`.
+pub type SlotFields = (Fields, Option<u8>);
+
+/// Read a slot unit's record file.
+pub fn read_records(
+    path: &Path,
+    unit: Unit,
+    params: &Params,
+) -> Result<SimOutput<SlotFields>, OutputError> {
+    let base = compare::out_width(unit, params);
+    Ok(
+        records::read(path, out_width(unit, params))?.decode(|b: &LeBus| {
+            let epoch = (unit == Unit::Compressor).then(|| b.uint(base, EPOCH_WIDTH) as u8);
+            Ok((compare::fields_of(unit, b, params), epoch))
+        }),
+    )
+}
+
+/// One shard of a slot run to check.
+pub struct SlotShard<'a> {
+    pub index: usize,
+    pub offset: u64,
+    pub plan: &'a ShardPlan,
+    pub images: &'a [NamedImage],
+    pub vectors: &'a SlotVectors,
+    /// Index of the shard's first vector in `vectors` and `expected`.
+    pub first: usize,
+    pub expected: &'a [SlotExpect],
+}
+
+/// Compare one shard: the checks of every run ([`verdict::check_run`],
+/// without the ideal-pipeline timing: a commit's drain is the unit's own)
+/// and, per output, the golden check of its segment's image; a mismatch
+/// names the block, the image and its epoch, and the fields.
+pub fn compare(
+    shard: &SlotShard<'_>,
+    out: &SimOutput<SlotFields>,
+    tags: &Tags,
+    stages: usize,
+) -> Verdict {
+    let s = RunShape {
+        shard: Some(shard.index),
+        offset: shard.offset,
+        n: shard.expected.len() as u64,
+        stages,
+        model: None,
+    };
+    verdict::check_run(&s, out, |i, rec| {
+        let g = shard.first + i;
+        let seg = shard.plan.segments[shard.plan.segment_of(i)];
+        let image = format!(
+            "image {} (epoch {})",
+            shard.images[seg.image].name, seg.epoch
+        );
+        let e = &shard.expected[i];
+        let (what, expected) = match &rec.fields {
+            Err(msg) => (vec![format!("unreadable output: {msg}")], describe(e)),
+            Ok((f, epoch)) => (diff(e, f, *epoch), describe(e)),
+        };
+        Judged {
+            tag: Some(tags.name(shard.vectors.tag(g)).to_string()),
+            diff: (!what.is_empty()).then(|| Diff {
+                what: format!("{image}: {}", what.join(", ")),
+                input: shard.vectors.describe(g),
+                expected,
+                actual: rec.fields.as_ref().map_or_else(
+                    |m| m.clone(),
+                    |(f, ep)| {
+                        let mut s = compare::describe_fields(f);
+                        if let Some(ep) = ep {
+                            s.push_str(&format!(" epoch {ep}"));
+                        }
+                        s
+                    },
+                ),
+            }),
+        }
+    })
+}
+
+fn describe(e: &SlotExpect) -> String {
+    match e {
+        SlotExpect::Exact { expect, epoch } => {
+            let mut s = compare::describe_expect(expect);
+            if let Some(ep) = epoch {
+                s.push_str(&format!(" epoch {ep}"));
+            }
+            s
+        }
+        SlotExpect::WrongEpoch { given } => {
+            format!("error 1 block all zero (in_epoch {given} is not the active epoch)")
+        }
+        SlotExpect::Unspecified { epoch: Some(ep) } => {
+            format!("any output (invalid registers), epoch {ep}")
+        }
+        SlotExpect::Unspecified { epoch: None } => "any output (invalid registers)".to_string(),
+    }
+}
+
+fn diff(e: &SlotExpect, f: &Fields, epoch: Option<u8>) -> Vec<String> {
+    let mut d = Vec::new();
+    let want_epoch = match e {
+        SlotExpect::Exact { expect, epoch } => {
+            d = compare::diff(expect, f);
+            *epoch
+        }
+        SlotExpect::WrongEpoch { .. } => {
+            if let Fields::Block { error, block, .. } = f {
+                if !*error {
+                    d.push("out_error 0 != 1 (wrong epoch)".to_string());
+                }
+                if block.iter().any(|&b| b != 0) {
+                    d.push("out_block is not all zero (wrong epoch)".to_string());
+                }
+            }
+            None
+        }
+        SlotExpect::Unspecified { epoch } => *epoch,
+    };
+    if let (Some(w), Some(g)) = (want_epoch, epoch) {
+        if w != g {
+            d.push(format!("out_epoch {g} != {w}"));
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> ModelSet {
+        ModelSet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example"))
+            .expect("models/example")
+    }
+
+    #[test]
+    fn random_images_are_valid_for_every_built_form() {
+        let set = example();
+        for name in [
+            "stride-part",
+            "stride-k0-part",
+            "stride-cols",
+            "stride-lib",
+            "stride-colpart",
+            "stride-colpart-d8",
+        ] {
+            let form = Form::by_name(name).expect("form");
+            let unit = SlotUnit { k: 3, form };
+            let mut rng = Rng::new(7);
+            let mut loaded = 0;
+            for _ in 0..20 {
+                let img = random_image(&set, unit, &mut rng).expect("valid");
+                loaded += img.loaded();
+                let w = registers::image_writes(&set, &img, 3).expect("writes");
+                assert_eq!(w.last().map(|w| w.addr), Some(registers::COMMIT));
+            }
+            assert!(loaded > 20, "{name}: {loaded} slots loaded in 20 images");
+        }
+    }
+
+    #[test]
+    fn the_plan_programs_every_image_and_the_reset_value_first() {
+        let set = example();
+        let unit = SlotUnit {
+            k: 2,
+            form: Form::by_name("stride-colpart").expect("form"),
+        };
+        let opts = SlotOptions {
+            images: vec![ImageKind::Random],
+            reprogram_every: 100,
+        };
+        let images = Plan::images(&set, unit, &opts, 5, None).expect("images");
+        assert_eq!(images.len(), 3);
+        let plan = Plan::cycling(&set, unit, images, &[450, 450], 100).expect("plan");
+        let s0 = &plan.shards[0];
+        assert_eq!((s0.segments[0].image, s0.segments[0].epoch), (0, 0));
+        assert_eq!(s0.segments[1].start, 25);
+        assert_eq!(s0.segment_of(24), 0);
+        assert_eq!(s0.segment_of(25), 1);
+        let epochs: Vec<u8> = s0.segments.iter().map(|s| s.epoch).collect();
+        assert_eq!(epochs, [0, 1, 2, 3, 4, 5]);
+        let used: std::collections::BTreeSet<usize> = s0.segments.iter().map(|s| s.image).collect();
+        assert_eq!(used.len(), 3, "{:?}", s0.segments);
+        // the odd shard programs before its first block
+        assert_eq!(plan.shards[1].segments[0].start, 0);
+        assert_ne!(plan.shards[1].segments[0].image, 0);
+        assert!(s0.writes.iter().all(|w| w.before >= 25));
+        assert!(s0.writes.windows(2).all(|w| w[0].before <= w[1].before));
+    }
+
+    #[test]
+    fn a_wrong_epoch_expects_an_error_and_a_wrong_out_epoch_is_named() {
+        let e = SlotExpect::WrongEpoch { given: 3 };
+        let ok = Fields::Block {
+            error: true,
+            model: 5,
+            block: [0; 32],
+        };
+        assert!(diff(&e, &ok, None).is_empty());
+        let bad = Fields::Block {
+            error: false,
+            model: 1,
+            block: [1; 32],
+        };
+        let d = diff(&e, &bad, None);
+        assert_eq!(d.len(), 2, "{d:?}");
+        let u = SlotExpect::Unspecified { epoch: Some(4) };
+        let f = Fields::Comp {
+            len: 3,
+            model: 1,
+            bits: [0; golden::mpc::MAX_BLOCK_BYTES],
+        };
+        assert!(diff(&u, &f, Some(4)).is_empty());
+        assert_eq!(diff(&u, &f, Some(5)), ["out_epoch 5 != 4"]);
+    }
+}
