@@ -64,6 +64,75 @@ pub struct MpcKeys {
     pub model_ids: Vec<String>,
 }
 
+/// The `"slots"` key of an MPC `params.json`: what a driver or a simulator
+/// needs to program the units' slots (docs/hw/program-slots.md sections 1,
+/// 2 and 5). Written by [`crate::mpc::regmap::keys`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlotsKeys {
+    /// Slots in the units (K, at least 1).
+    pub k: usize,
+    /// The slot form's name (`docs/spec/program-slots.md` section 1).
+    pub form: String,
+    /// The slot form's image field value.
+    pub form_id: u8,
+    /// Width of `cfg_addr`.
+    pub addr_bits: u32,
+    /// Width of `cfg_wdata` (one register word).
+    pub data_bits: u32,
+    /// Width of `cfg_epoch`, `out_epoch` and `in_epoch`.
+    pub epoch_bits: u32,
+    /// Header bits `h(L)` of a block with `L` loaded slots, for
+    /// `L = 0..=K` (the `out_model` width is the last).
+    pub header_bits_loaded: Vec<u32>,
+    /// Address of slot 0's register group: slot `s`'s group starts at
+    /// `group_base + group_stride * s`.
+    pub group_base: u32,
+    /// Addresses between the groups of two consecutive slots.
+    pub group_stride: u32,
+    /// How the `SLOT_ROUTE` words reorder: `"benes-256"` (Benes network
+    /// on the 256 stream bits), `"benes-32"` (on the 32 byte columns) or
+    /// `"library"` (the library index).
+    pub route_class: String,
+    /// The bits of the `SLOT_ROUTE` words that are stored (switch settings,
+    /// or the library index's bits), from bit 0 of word 0 on.
+    pub route_bits: usize,
+    /// The registers: global ones at an address, per-slot ones at an
+    /// offset in each slot's group.
+    pub registers: Vec<RegisterKeys>,
+}
+
+/// One register (or run of `words` consecutive registers) of
+/// [`SlotsKeys::registers`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterKeys {
+    /// `COMMIT`, `EPOCH`, `SLOT_FLAG`, `SLOT_RULES` or `SLOT_ROUTE`.
+    pub name: String,
+    /// `"global"`: `offset` is the address; `"slot"`: `offset` is the
+    /// offset in each slot's group.
+    pub scope: String,
+    pub offset: u32,
+    /// The address of word `w` (of slot `s`) as a formula in `s` and `w`.
+    pub address_formula: String,
+    /// Consecutive words (word `w` at `offset + w`).
+    pub words: usize,
+    /// The fields of each word.
+    pub fields: Vec<FieldKeys>,
+}
+
+/// A field of a register word: `count` fields of `bits` bits, the first at
+/// bit `lsb`, each next one `stride` bits higher.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldKeys {
+    pub name: String,
+    pub lsb: u32,
+    pub bits: u32,
+    pub count: u32,
+    pub stride: u32,
+}
+
 /// The MAG-aware BDI units' keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

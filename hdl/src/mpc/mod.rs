@@ -4,6 +4,7 @@
 pub mod compressor;
 pub mod decompressor;
 pub mod probes;
+pub mod regmap;
 pub mod slots;
 pub mod table1;
 
