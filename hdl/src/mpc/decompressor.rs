@@ -19,10 +19,12 @@
 //!   trees (adders); the custom models and the output mux: `s<N>_block`,
 //!   `s<N>_error`, `s<N>_model`.
 
+use golden::mpc::program::{Form, ReorderClass};
 use golden::mpc::{ByteRule, ModelSet, Predictor, BLOCK_BYTES, STREAM_BITS, SYMBOLS};
 
 use super::compressor::{symbol, LEN_WIDTH};
 use super::probes::{Probes, When};
+use super::slots::{self, ConfigBlock, ConfigOutputs, ConfigPorts, Ids, SlotSpec};
 use super::table1::{
     priority, DEFAULT_LEN, HALF_LEN, PAIR_LEN, RUN_LEN, SINGLE_LEN, SLOT, SYMBOL_BITS, ZERO_LEN,
 };
@@ -754,24 +756,10 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         inv: stages - 1,
         checks_at: plan.iter().rposition(|&c| c > 0).map_or(1, |i| i + 2),
         plan,
+        base: stages,
+        slots: None,
     };
-    let mut carried = d.header(&in_bits, &in_len)?;
-    let mut s = 1;
-    let (kinds, consumed) = loop {
-        if s > 1 {
-            let (from, to) = (carried.code, carried.code + d.plan[s - 1]);
-            let title = d.title(s, from, to);
-            d.u.stage(s, &title)?;
-        }
-        let (kinds, consumed) = d.decode_in(s, &mut carried)?;
-        if s == d.inv {
-            break (kinds, consumed);
-        }
-        d.register_decoded(s, &mut carried, consumed)?;
-        s += 1;
-    };
-    let inverted = d.inverse_stage(carried, kinds, consumed)?;
-    let [block, error, model] = d.restore_stage(inverted)?;
+    let [block, error, model] = d.datapath(&in_bits, &in_len)?;
     d.u.drive(&out_block, block)?;
     d.u.drive(&out_error, error)?;
     d.u.drive(&out_model, model)?;
@@ -793,6 +781,10 @@ struct Decompressor<'a> {
     inv: usize,
     /// The stage that makes the length checks.
     checks_at: usize,
+    /// The stage of the hard-wired restoration (`stages` without slots).
+    base: usize,
+    /// The slots' configuration (none: the hard-wired unit).
+    slots: Option<SlotCtl>,
 }
 
 /// What a stage hands the next: the decoder state, the model ID, the
@@ -809,9 +801,22 @@ struct Carried {
 /// (`s<stage>_is_p<p>`), zero block, same words, raw.
 struct Kinds {
     preds: Vec<Expr>,
+    /// Each slot's flag (`s<stage>_is_slot<j>`; none without slots).
+    slots: Vec<Expr>,
     zero: Expr,
     same: Expr,
     raw: Expr,
+}
+
+impl Kinds {
+    /// Whether the model is a predictor: hard-wired or a loaded slot.
+    fn any_pred(&self) -> Result<Expr, IrError> {
+        self.preds
+            .iter()
+            .chain(&self.slots)
+            .skip(1)
+            .try_fold(self.preds[0].clone(), |a, b| a.or(b))
+    }
 }
 
 /// The inverse-transform stage's registers, and the inputs of the length
@@ -824,6 +829,29 @@ struct Inverted {
 }
 
 impl Decompressor<'_> {
+    /// Every stage from the input bus and length to the output registers
+    /// (block, error, model).
+    fn datapath(&mut self, in_bits: &Expr, in_len: &Expr) -> Result<[Expr; 3], IrError> {
+        let mut carried = self.header(in_bits, in_len)?;
+        let mut s = 1;
+        let (kinds, consumed) = loop {
+            if s > 1 {
+                let (from, to) = (carried.code, carried.code + self.plan[s - 1]);
+                let title = self.title(s, from, to);
+                self.u.stage(s, &title)?;
+            }
+            let (kinds, consumed) = self.decode_in(s, &mut carried)?;
+            if s == self.inv {
+                break (kinds, consumed);
+            }
+            self.register_decoded(s, &mut carried, consumed)?;
+            s += 1;
+        };
+        let inverted = self.inverse_stage(carried, kinds, consumed)?;
+        let regs = self.restore_stage(inverted)?;
+        self.slot_stages(regs)
+    }
+
     /// The title of decode stage `s` (codes `from..to`).
     fn title(&self, s: usize, from: usize, to: usize) -> String {
         let mut t = if s == 1 {
@@ -864,11 +892,28 @@ impl Decompressor<'_> {
                 None => Ok(Expr::bool(false)),
             }
         };
+        let Some(ctl) = &self.slots else {
+            return Ok(Kinds {
+                preds,
+                slots: Vec::new(),
+                zero: flag(set.zero_block_id())?,
+                same: flag(set.same_words_id())?,
+                raw: flag(Some(set.raw_id()))?,
+            });
+        };
+        // slot j: loaded, and the ID its place among the loaded slots gives
+        let slots: Vec<Expr> = (0..ctl.flags.len())
+            .map(|j| {
+                let hit = ctl.flags[j].and(&id.cmp_eq(&ctl.ids[j])?)?;
+                wire(m, &format!("s{stage}_is_slot{j}"), hit)
+            })
+            .collect::<Result<_, _>>()?;
         Ok(Kinds {
             preds,
+            slots,
             zero: flag(set.zero_block_id())?,
             same: flag(set.same_words_id())?,
-            raw: flag(Some(set.raw_id()))?,
+            raw: id.cmp_eq(&ctl.raw_id)?,
         })
     }
 
@@ -879,6 +924,14 @@ impl Decompressor<'_> {
         let wbits = in_bits.width();
         let title = self.title(1, 0, self.plan[0]);
         self.u.stage(1, &title)?;
+        let normalised = match &self.slots {
+            Some(ctl) => Some(normalise(&mut self.u.m, ctl, h, in_bits, in_len)?),
+            None => None,
+        };
+        let (in_bits, in_len) = match &normalised {
+            Some(n) => (&n.bits, &n.len),
+            None => (in_bits, in_len),
+        };
         let id = self.probes.wire(
             &mut self.u.m,
             1,
@@ -887,12 +940,22 @@ impl Decompressor<'_> {
             "header",
             When::Always,
         )?;
-        let bad_id = if (1u64 << h) > set.id_count() as u64 {
-            id.cmp_gt(&k(set.raw_id() as u128, h)?)?
-        } else {
-            Expr::bool(false)
+        let (bad_id, too_long) = match (&self.slots, &normalised) {
+            // an ID past the raw escape of the loaded slots; the length
+            // against the header of the loaded slots; another epoch
+            (Some(ctl), Some(n)) => {
+                let bad_id = id.cmp_gt(&ctl.raw_id)?;
+                (bad_id, n.too_long.or(&n.other_epoch)?)
+            }
+            _ => {
+                let bad_id = if (1u64 << h) > set.id_count() as u64 {
+                    id.cmp_gt(&k(set.raw_id() as u128, h)?)?
+                } else {
+                    Expr::bool(false)
+                };
+                (bad_id, in_len.cmp_gt(&k(wbits as u128, LEN_WIDTH)?)?)
+            }
         };
-        let too_long = in_len.cmp_gt(&k(wbits as u128, LEN_WIDTH)?)?;
         let st = State {
             stream: in_bits.slice(wbits - h - 1, 0)?,
             symbols: k(0, STREAM_BITS as u32)?,
@@ -916,11 +979,7 @@ impl Decompressor<'_> {
         let kinds = self.kinds(&carried.model_id, s - 1)?;
         let n = self.plan[s - 1];
         let m = &mut self.u.m;
-        let any_pred = kinds
-            .preds
-            .iter()
-            .skip(1)
-            .try_fold(kinds.preds[0].clone(), |a, b| a.or(b))?;
+        let any_pred = kinds.any_pred()?;
         // a stage with no codes and no checks has no use for it
         let is_pred = if n > 0 || s == self.checks_at {
             wire(m, &format!("s{}_is_predictor", s - 1), any_pred)?
@@ -1051,6 +1110,16 @@ impl Decompressor<'_> {
         let mut vals = residues;
         sel.push(kinds.raw.or(&kinds.same)?);
         vals.push(payload_block);
+        if !kinds.slots.is_empty() {
+            // a slot's symbols: its inverse transform is one stage later
+            let any_slot = any_of(&kinds.slots)?;
+            sel.push(wire(
+                &mut self.u.m,
+                &format!("s{}_is_any_slot", inv - 1),
+                any_slot,
+            )?);
+            vals.push(st.symbols.clone());
+        }
         let u = &mut self.u;
         let residue = u.reg(inv, "residue", onehot_mux(&sel, &vals)?)?;
         let model_id = u.reg(inv, "model_id", model_id)?;
@@ -1085,21 +1154,109 @@ impl Decompressor<'_> {
         })
     }
 
+    /// The slot restoration stages after the hard-wired restoration
+    /// (`regs`: its block, error and model registers; the block holds the
+    /// chosen slot's residues when a slot was decoded, else the output
+    /// block): each stage computes its restoration levels of the chosen
+    /// slot and registers the residues and the block so far
+    /// (`s<k>_residue`, `s<k>_restored`, `s<k>_error`, `s<k>_model`); the
+    /// last picks the restored block for a slot, else the block carried
+    /// (`s<N>_block`, `s<N>_error`, `s<N>_model`).
+    fn slot_stages(&mut self, regs: [Expr; 3]) -> Result<[Expr; 3], IrError> {
+        let Some(ctl) = &self.slots else {
+            return Ok(regs);
+        };
+        let [block, mut error, mut model] = regs;
+        let depth = ctl.form.max_depth;
+        let plan = level_plan(depth, self.stages - self.base);
+        // before the first level every byte is its residue
+        let mut restored: Vec<Option<Expr>> = (0..BLOCK_BYTES)
+            .map(|i| byte(&block, i).map(Some))
+            .collect::<Result<_, _>>()?;
+        let mut residue = block;
+        for (i, levels) in plan.into_iter().enumerate() {
+            let s = self.base + 1 + i;
+            let last = s == self.stages;
+            let mut title = format!(
+                "slot restoration levels {}..{}",
+                levels.start(),
+                levels.end()
+            );
+            if last {
+                title.push_str(", output");
+            }
+            self.u.stage(s, &title)?;
+            let m = &mut self.u.m;
+            let chosen: Vec<Expr> = (0..ctl.flags.len())
+                .map(|j| {
+                    let hit = ctl.flags[j].and(&model.cmp_eq(&ctl.ids[j])?)?;
+                    wire(m, &format!("s{}_is_slot{j}", s - 1), hit)
+                })
+                .collect::<Result<_, _>>()?;
+            // the rules of the bytes this stage's levels compute
+            let mut reads = [false; BLOCK_BYTES];
+            for t in levels.clone() {
+                for (i, c) in computed(t, depth).iter().enumerate() {
+                    reads[i] |= c;
+                }
+            }
+            let rules = chosen_rules(
+                m,
+                &format!("s{}_slot_rules", s - 1),
+                &chosen,
+                &ctl.rules,
+                &reads,
+            )?;
+            restored = slot_levels(m, levels, depth, &residue, restored, &rules)?;
+            let u = &mut self.u;
+            if last {
+                let bytes: Vec<Expr> = restored
+                    .into_iter()
+                    .map(|b| b.ok_or(IrError::EmptyConcat))
+                    .collect::<Result<_, _>>()?;
+                let is_slot = any_of(&chosen)?.and(&error.not())?;
+                let block = Expr::mux(&is_slot, &block_of(bytes)?, &residue)?;
+                return Ok([
+                    u.reg(s, "block", block)?,
+                    u.reg(s, "error", error)?,
+                    u.reg(s, "model", model)?,
+                ]);
+            }
+            residue = u.reg(s, "residue", residue)?;
+            // the bytes later levels read, lowest byte in the low bits
+            let kept: Vec<Expr> = restored.iter().flatten().cloned().collect();
+            let r = u.reg(s, "restored", Expr::concat(kept.into_iter().rev())?)?;
+            for (at, b) in restored.iter_mut().filter(|b| b.is_some()).enumerate() {
+                let at = at as u32;
+                *b = Some(r.slice(8 * at + 7, 8 * at)?);
+            }
+            error = u.reg(s, "error", error)?;
+            model = u.reg(s, "model", model)?;
+        }
+        Err(IrError::ParameterOutOfRange {
+            what: "slot restoration stages".to_string(),
+            value: 0,
+            min: 1,
+            max: self.stages as u64,
+        })
+    }
+
     /// The last stage: the length checks of the last codes (unless made
     /// before), each predictor's restoration, the custom models and the
     /// output mux, registered (`s<N>_block`, `s<N>_error`, `s<N>_model`).
     fn restore_stage(&mut self, inv: Inverted) -> Result<[Expr; 3], IrError> {
-        let (set, stages) = (self.set, self.stages);
-        self.u.stage(stages, "restoration, custom models, output")?;
+        let (set, stages) = (self.set, self.base);
+        let title = if self.slots.is_some() {
+            "restoration, custom models, slot inverse transform"
+        } else {
+            "restoration, custom models, output"
+        };
+        self.u.stage(stages, title)?;
         let kinds = self.kinds(&inv.model_id, self.inv)?;
         let m = &mut self.u.m;
         let error = match inv.check_in {
             Some([used, consumed, index, len]) => {
-                let any_pred = kinds
-                    .preds
-                    .iter()
-                    .skip(1)
-                    .try_fold(kinds.preds[0].clone(), |a, b| a.or(b))?;
+                let any_pred = kinds.any_pred()?;
                 let is_pred = wire(m, &format!("s{}_is_predictor", self.inv), any_pred)?;
                 let used = wire(m, &format!("s{}_used_next", self.inv), used.add(&consumed)?)?;
                 let flags = [&kinds.zero, &kinds.same, &kinds.raw];
@@ -1127,6 +1284,16 @@ impl Decompressor<'_> {
         vals.push(inv.residue.clone());
         sel.push(kinds.same);
         vals.push(inv.residue.slice(31, 0)?.repeat(8)?);
+        if let Some(ctl) = &self.slots {
+            // the chosen slot's residues; its restoration levels follow
+            let chosen = &kinds.slots;
+            sel.push(wire(
+                m,
+                &format!("s{}_is_any_slot", self.inv),
+                any_of(chosen)?,
+            )?);
+            vals.push(slot_inverse(m, ctl, set, chosen, &inv.residue)?);
+        }
         let ok = error.not();
         let block = onehot_mux(&sel, &vals)?.and(&ok.repeat(8 * BLOCK_BYTES as u32)?)?;
         let u = &mut self.u;
@@ -1146,4 +1313,462 @@ impl Decompressor<'_> {
         }
         Ok(regs)
     }
+}
+
+/// Build `mpc_decompressor` for a model set with the programmable slots
+/// `spec` (`docs/hw/program-slots.md`) and `stages` pipeline stages
+/// ([`slot_stages`]); without slots, [`build_staged`].
+///
+/// The decode of [`build_staged`] at `stages - R` stages (`R` the slot
+/// restoration stages) reads the input normalised to the widest header;
+/// its inverse-transform stage passes a slot's symbols on, and its
+/// restoration stage also makes the chosen slot's inverse transform; the
+/// `R` stages after it make the slot's restoration levels.
+pub fn build_slots(
+    set: &ModelSet,
+    spec: SlotSpec,
+    stages: usize,
+) -> Result<(Module, UnitDescription), IrError> {
+    if spec.k() == 0 {
+        return build_staged(set, stages);
+    }
+    super::check_stages("decompressor pipeline stages", stages, &slot_stages(&spec))?;
+    let form = spec.form();
+    let p = set.predictors.len();
+    let ids = Ids {
+        custom: set.id_count() - p - 1,
+        p,
+        k: spec.k(),
+    };
+    let h = ids.max_header_bits();
+    let base = stages - slot_restore_stages(&form);
+    let mut u = StreamUnit::begin("mpc_decompressor")?;
+    let in_bits = u.input("in_bits", h + STREAM_BITS as u32)?;
+    let in_len = u.input("in_len", LEN_WIDTH)?;
+    let in_epoch = u.input("in_epoch", slots::EPOCH_BITS)?;
+    let ports = ConfigPorts::declare(&mut u)?;
+    let mut u = u.outputs()?;
+    let out_block = u.output("out_block", 8 * BLOCK_BYTES as u32)?;
+    let out_error = u.output("out_error", 1)?;
+    let out_model = u.output("out_model", h)?;
+    let cfg_out = ConfigOutputs::declare(&mut u)?;
+    let cfg = ConfigBlock::new(&mut u.m, spec, ids, &ports)?;
+    let u = u.pipeline_held(stages, &cfg.hold())?;
+    // the header widths the loaded slots can give, by their excess
+    let mut header_is: Vec<(u32, Expr)> = Vec::new();
+    for l in 0..=spec.k() {
+        let hl = ids.header_bits(l);
+        if header_is.iter().all(|(w, _)| *w != hl) {
+            header_is.push((hl, eq_const(&cfg.header_excess, (h - hl) as u128)?));
+        }
+    }
+    if let [(_, only)] = header_is.as_mut_slice() {
+        *only = Expr::bool(true);
+    }
+    let ctl = SlotCtl {
+        form,
+        flags: cfg.slots.iter().map(|s| s.flag.clone()).collect(),
+        rules: cfg
+            .slots
+            .iter()
+            .map(|s| {
+                s.cand
+                    .iter()
+                    .cloned()
+                    .zip(s.kcode.iter().cloned())
+                    .collect()
+            })
+            .collect(),
+        routes: cfg
+            .slots
+            .iter()
+            .map(|s| s.settings())
+            .collect::<Result<_, _>>()?,
+        ids: cfg.slots.iter().map(|s| s.id.clone()).collect(),
+        raw_id: cfg.raw_id.clone(),
+        header_is,
+        epoch: cfg.epoch.clone(),
+        in_epoch,
+    };
+    let plan = decode_plan(base);
+    let mut d = Decompressor {
+        set,
+        u,
+        probes: Probes::default(),
+        h,
+        stages,
+        inv: base - 1,
+        checks_at: plan.iter().rposition(|&c| c > 0).map_or(1, |i| i + 2),
+        plan,
+        base,
+        slots: Some(ctl),
+    };
+    let [block, error, model] = d.datapath(&in_bits, &in_len)?;
+    d.u.drive(&out_block, block)?;
+    d.u.drive(&out_error, error)?;
+    d.u.drive(&out_model, model)?;
+    cfg.connect(&mut d.u, &cfg_out)?;
+    // configuration signals this unit does not read
+    for name in ["cfg_header_bits"] {
+        if let Some(sig) = d.u.m.signal(name) {
+            let w = sig.width();
+            d.u.m.mark_unused(&sig, w - 1, 0)?;
+        }
+    }
+    for j in 0..spec.k() {
+        if let Some(sig) = d.u.m.signal(&format!("cfg_active_s{j}_rules")) {
+            d.u.m.mark_unused(&sig, 6, 0)?;
+        }
+    }
+    // the stage probes mirror the hard-wired decode only: none here
+    d.u.finish(Vec::new())
+}
+
+/// The decompressor depths of a unit with the slots `spec`: those of the
+/// hard-wired unit ([`DECOMPRESSOR_STAGES`]) plus the slot restoration
+/// stages (the form's depth bound, [`SLOT_LEVELS_PER_STAGE`] levels a
+/// stage).
+pub fn slot_stages(spec: &SlotSpec) -> std::ops::RangeInclusive<usize> {
+    let r = slot_restore_stages(&spec.form());
+    DECOMPRESSOR_STAGES.start() + r..=DECOMPRESSOR_STAGES.end() + r
+}
+
+/// The default decompressor depth of a unit with the slots `spec`: the
+/// hard-wired default plus the slot restoration stages.
+pub fn slot_default_stages(spec: &SlotSpec) -> usize {
+    DECOMPRESSOR_LATENCY as usize + slot_restore_stages(&spec.form())
+}
+
+/// Restoration levels of a slot computed in one pipeline stage.
+pub const SLOT_LEVELS_PER_STAGE: usize = 2;
+
+/// The stages that restore a slot's block: its form's depth bound in
+/// levels of [`SLOT_LEVELS_PER_STAGE`].
+fn slot_restore_stages(form: &Form) -> usize {
+    form.max_depth.div_ceil(SLOT_LEVELS_PER_STAGE)
+}
+
+/// What the decompressor reads of the active configuration of a unit with
+/// slots, and the unit's epoch input.
+struct SlotCtl {
+    form: Form,
+    /// Per slot: loaded.
+    flags: Vec<Expr>,
+    /// Per slot, per byte: the stride candidate (3 bits) and `k + 7` (4
+    /// bits).
+    rules: Vec<Vec<(Expr, Expr)>>,
+    /// Per slot: the reorder's switch settings (bit `c`: setting `c`).
+    routes: Vec<Vec<Expr>>,
+    /// Per slot: its model ID when loaded (`H` bits).
+    ids: Vec<Expr>,
+    /// The raw escape's ID (`H` bits).
+    raw_id: Expr,
+    /// For each header width `h` the loaded slots can give: `h(L) == h`.
+    header_is: Vec<(u32, Expr)>,
+    /// The active epoch and the block's (`in_epoch`).
+    epoch: Expr,
+    in_epoch: Expr,
+}
+
+/// The input bus and length at the widest header: a block with an
+/// `h(L)`-bit header is shifted down by `H - h(L)` (zeros on top), and its
+/// length grows by as much, so that the decode at width `H` reads it.
+struct Normalised {
+    bits: Expr,
+    len: Expr,
+    /// `in_len` past `h(L) + 256`.
+    too_long: Expr,
+    /// `in_epoch` is not the active epoch.
+    other_epoch: Expr,
+}
+
+/// Stage 1 of a unit with slots: the input at the widest header
+/// (`header_bits`, `header_len`), the length check against the header of
+/// the loaded slots, and the epoch check (`epoch_mismatch`).
+fn normalise(
+    m: &mut Module,
+    ctl: &SlotCtl,
+    h: u32,
+    in_bits: &Expr,
+    in_len: &Expr,
+) -> Result<Normalised, IrError> {
+    let mut flags = Vec::with_capacity(ctl.header_is.len());
+    let mut bits = Vec::with_capacity(ctl.header_is.len());
+    let mut lens = Vec::with_capacity(ctl.header_is.len());
+    let mut longs = Vec::with_capacity(ctl.header_is.len());
+    for (hl, flag) in &ctl.header_is {
+        let d = h - hl;
+        flags.push(flag.clone());
+        bits.push(in_bits.shr(d));
+        // (a length past the maximum is an error: its wrap is never read)
+        lens.push(in_len.add(&k(d as u128, LEN_WIDTH)?)?);
+        longs.push(in_len.cmp_gt(&k((hl + STREAM_BITS as u32) as u128, LEN_WIDTH)?)?);
+    }
+    Ok(Normalised {
+        bits: wire(m, "header_bits", onehot_mux(&flags, &bits)?)?,
+        len: wire(m, "header_len", onehot_mux(&flags, &lens)?)?,
+        too_long: onehot_mux(&flags, &longs)?,
+        other_epoch: wire(m, "epoch_mismatch", ctl.in_epoch.cmp_ne(&ctl.epoch)?)?,
+    })
+}
+
+/// OR of 1-bit flags (false for none).
+fn any_of(flags: &[Expr]) -> Result<Expr, IrError> {
+    match flags.split_first() {
+        Some((first, rest)) => rest.iter().try_fold(first.clone(), |a, b| a.or(b)),
+        None => Ok(Expr::bool(false)),
+    }
+}
+
+/// The chosen slot's settings: a one-hot mux of the slots' `values` (one
+/// bus of settings bits per slot) by `chosen`, as the named wire `name`,
+/// bit by bit.
+fn chosen_bits(
+    m: &mut Module,
+    name: &str,
+    chosen: &[Expr],
+    values: &[Vec<Expr>],
+) -> Result<Vec<Expr>, IrError> {
+    let buses: Vec<Expr> = values
+        .iter()
+        .map(|v| Expr::concat(v.iter().rev().cloned()))
+        .collect::<Result<_, _>>()?;
+    let bus = wire(m, name, onehot_mux(chosen, &buses)?)?;
+    (0..bus.width()).map(|b| bus.bit(b)).collect()
+}
+
+/// The chosen slot's rules of the bytes `reads` names (one-hot mux by
+/// `chosen` of the slots' `rules`, per byte the candidate and `k + 7`),
+/// as the named wire `name` (seven bits a byte, the lowest byte in the
+/// low bits, the candidate on top).
+fn chosen_rules(
+    m: &mut Module,
+    name: &str,
+    chosen: &[Expr],
+    rules: &[Vec<(Expr, Expr)>],
+    reads: &[bool; BLOCK_BYTES],
+) -> Result<Vec<Option<(Expr, Expr)>>, IrError> {
+    let buses: Vec<Expr> = rules
+        .iter()
+        .map(|r| {
+            Expr::concat(
+                r.iter()
+                    .zip(reads)
+                    .filter(|(_, &read)| read)
+                    .rev()
+                    .flat_map(|((c, kc), _)| [c.clone(), kc.clone()]),
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    let bus = wire(m, name, onehot_mux(chosen, &buses)?)?;
+    let mut at = 0;
+    let mut out = Vec::with_capacity(BLOCK_BYTES);
+    for &read in reads {
+        out.push(if read {
+            let r = (
+                bus.slice(7 * at + 6, 7 * at + 4)?,
+                bus.slice(7 * at + 3, 7 * at)?,
+            );
+            at += 1;
+            Some(r)
+        } else {
+            None
+        });
+    }
+    Ok(out)
+}
+
+/// The inverse transform of the chosen slot (`chosen`: one flag per slot)
+/// on its `symbols` (stream position `o` at bit `255 - o`): the inverse
+/// reorder of the form's class with the chosen slot's settings
+/// (`slot_route`; Benes classes: the network with its stages reversed,
+/// `slot_xored`), the planes from the top (`slot_plane<q>`), the residues
+/// (`slot_residue`).
+fn slot_inverse(
+    m: &mut Module,
+    ctl: &SlotCtl,
+    set: &ModelSet,
+    chosen: &[Expr],
+    symbols: &Expr,
+) -> Result<Expr, IrError> {
+    let settings = chosen_bits(m, "slot_route", chosen, &ctl.routes)?;
+    let stream = |o: usize| symbols.bit(STREAM_BITS as u32 - 1 - o as u32);
+    // natural[n]: natural bit n (docs/spec/mpc.md 3.3: n = 32 * (7 - p) + j)
+    let natural: Vec<Expr> = match ctl.form.reorder {
+        ReorderClass::Partition | ReorderClass::ColumnsPartition => {
+            let y: Vec<Expr> = (0..STREAM_BITS).map(stream).collect::<Result<_, _>>()?;
+            slots::benes_inverse(m, "slot_benes", &settings, &y)?
+        }
+        ReorderClass::Columns => {
+            // column position q: stream bits 8q..8q+7, top plane first
+            let y: Vec<Expr> = (0..BLOCK_BYTES as u32)
+                .map(|q| symbols.slice(255 - 8 * q, 248 - 8 * q))
+                .collect::<Result<_, _>>()?;
+            let cols = slots::benes_inverse(m, "slot_benes", &settings, &y)?;
+            // natural bit 32t + c is plane t from the top of column c
+            (0..STREAM_BITS as u32)
+                .map(|n| cols[(n % 32) as usize].bit(7 - n / 32))
+                .collect::<Result<_, _>>()?
+        }
+        ReorderClass::Library => {
+            // entry l: 0 the identity, 1 + j hard-wired predictor j's
+            let index = Expr::concat(settings.iter().rev().cloned())?;
+            let mut reorders: Vec<[u8; STREAM_BITS]> = vec![std::array::from_fn(|o| o as u8)];
+            reorders.extend(set.predictors.iter().map(|p| p.reorder));
+            let picks: Vec<Expr> = (0..reorders.len())
+                .map(|l| eq_const(&index, l as u128))
+                .collect::<Result<_, _>>()?;
+            let mut positions = vec![[0usize; STREAM_BITS]; reorders.len()];
+            for (l, r) in reorders.iter().enumerate() {
+                for (o, &n) in r.iter().enumerate() {
+                    positions[l][n as usize] = o;
+                }
+            }
+            (0..STREAM_BITS)
+                .map(|n| {
+                    let from: Vec<Expr> = positions
+                        .iter()
+                        .map(|pos| stream(pos[n]))
+                        .collect::<Result<_, _>>()?;
+                    onehot_mux(&picks, &from)
+                })
+                .collect::<Result<_, _>>()?
+        }
+        ReorderClass::Any => {
+            return Err(IrError::InvalidIdentifier {
+                name: ctl.form.name.to_string(),
+                reason: "slot forms with any reorder are not built in RTL".to_string(),
+            })
+        }
+    };
+    // the XORed planes: plane q (from the bottom) at bits 32q+31..32q
+    let mut xbits = Vec::with_capacity(STREAM_BITS);
+    for q in (0..8usize).rev() {
+        for j in (0..32usize).rev() {
+            xbits.push(natural[32 * (7 - q) + j].clone());
+        }
+    }
+    let xored = wire(m, "slot_xored", Expr::concat(xbits)?)?;
+    // planes from the top, as the hard-wired inverse transform
+    let mut acc: Vec<Expr> = (0..8u32)
+        .map(|q| xored.slice(32 * q + 31, 32 * q))
+        .collect::<Result<_, _>>()?;
+    for span in [1usize, 2, 4] {
+        let prev = acc.clone();
+        for q in 0..8 - span {
+            acc[q] = prev[q].xor(&prev[q + span])?;
+        }
+    }
+    let planes: Vec<Expr> = acc
+        .into_iter()
+        .enumerate()
+        .map(|(q, e)| wire(m, &format!("slot_plane{q}"), e))
+        .collect::<Result<_, _>>()?;
+    let bytes: Vec<Expr> = (0..32u32)
+        .map(|j| {
+            Expr::concat(
+                (0..8)
+                    .rev()
+                    .map(|q| planes[q].bit(j))
+                    .collect::<Result<Vec<_>, _>>()?,
+            )
+        })
+        .collect::<Result<_, _>>()?;
+    wire(m, "slot_residue", block_of(bytes)?)
+}
+
+/// Whether the value of byte `b` after level `t` (of `depth`; 0: the
+/// residues) is read: by the output after the last level; else a byte at
+/// or below `t` is final and kept, and a byte above is read only as the
+/// base of a byte level `t + 1` computes.
+fn needed(t: usize, depth: usize) -> [bool; BLOCK_BYTES] {
+    if t >= depth {
+        return [true; BLOCK_BYTES];
+    }
+    let mut out: [bool; BLOCK_BYTES] = std::array::from_fn(|b| b <= t);
+    for (i, c) in computed(t + 1, depth).iter().enumerate() {
+        if *c {
+            for s in golden::mpc::program::STRIDES {
+                if let Some(b) = i.checked_sub(s as usize) {
+                    out[b] = true;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The bytes level `t` (of `depth`) computes: a byte whose base chain can
+/// be `t` long (byte `i`'s is at most `i`: bytes below `t` are final) and
+/// whose value is read after the level.
+fn computed(t: usize, depth: usize) -> [bool; BLOCK_BYTES] {
+    let read = needed(t, depth);
+    std::array::from_fn(|i| i >= t && read[i])
+}
+
+/// Restoration levels `levels` (1-based, of `depth`) of the chosen slot,
+/// from its residues and the bytes after the level before (`restored`;
+/// `None`: a byte nothing reads any more): at level `t` every byte is its
+/// residue plus the stride prediction from its base's value after level
+/// `t - 1` (roots: the residue), so after level `t` every byte whose base
+/// chain is at most `t` long has its final value. A level computes only
+/// the bytes of [`computed`] (`slot_level<t>`: those bytes, the lowest in
+/// the low bits) and keeps the final ones.
+fn slot_levels(
+    m: &mut Module,
+    levels: std::ops::RangeInclusive<usize>,
+    depth: usize,
+    residue: &Expr,
+    mut restored: Vec<Option<Expr>>,
+    rules: &[Option<(Expr, Expr)>],
+) -> Result<Vec<Option<Expr>>, IrError> {
+    for t in levels {
+        let read = needed(t, depth);
+        let todo = computed(t, depth);
+        // bases the level reads (a byte nothing reads is never a base)
+        let before: Vec<Expr> = restored
+            .iter()
+            .map(|b| b.clone().map_or_else(|| k(0, 8), Ok))
+            .collect::<Result<_, _>>()?;
+        let mut next: Vec<Option<Expr>> = vec![None; BLOCK_BYTES];
+        for i in 0..BLOCK_BYTES {
+            if todo[i] {
+                let (cand, kcode) = rules[i].as_ref().ok_or(IrError::EmptyConcat)?;
+                let name = format!("slot_level{t}_b{i}");
+                let pred = slots::stride_prediction(m, &name, &before, i, cand, kcode)?;
+                next[i] = Some(byte(residue, i)?.add(&pred)?);
+            } else if read[i] {
+                next[i] = restored[i].clone();
+            }
+        }
+        let made: Vec<Expr> = (0..BLOCK_BYTES)
+            .filter(|&i| todo[i])
+            .filter_map(|i| next[i].clone())
+            .collect();
+        let bus = wire(
+            m,
+            &format!("slot_level{t}"),
+            Expr::concat(made.into_iter().rev())?,
+        )?;
+        for (at, i) in (0..BLOCK_BYTES).filter(|&i| todo[i]).enumerate() {
+            let at = at as u32;
+            next[i] = Some(bus.slice(8 * at + 7, 8 * at)?);
+        }
+        restored = next;
+    }
+    Ok(restored)
+}
+
+/// Restoration levels per stage of the slot restoration stages: the
+/// form's depth bound spread evenly over `stages`, the earlier stages
+/// taking the remainder.
+fn level_plan(depth: usize, stages: usize) -> Vec<std::ops::RangeInclusive<usize>> {
+    let mut plan = Vec::with_capacity(stages);
+    let mut first = 1;
+    for i in 0..stages {
+        let n = depth / stages + usize::from(i < depth % stages);
+        plan.push(first..=first + n - 1);
+        first += n;
+    }
+    plan
 }
