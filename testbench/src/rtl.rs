@@ -44,6 +44,12 @@ pub enum RtlError {
     ParamsFile { path: PathBuf, message: String },
     #[error("{0}")]
     WrongModel(Box<ModelMismatch>),
+    #[error("{path}: the units have programmable slots {found}, not the {expected} asked for")]
+    Slots {
+        path: PathBuf,
+        found: String,
+        expected: String,
+    },
 }
 
 /// Units generated from another model set than the one given.
@@ -141,13 +147,24 @@ pub fn load(dir: &Path, set: &ModelSet, model: &Path) -> Result<Rtl, RtlError> {
     load_units(dir, set, model, None)
 }
 
-/// [`load`] for units with the programmable slots `slots` (`None`: as
-/// `params.json` says).
+/// [`load`] for units with the programmable slots `slots` (`None`: those
+/// `params.json` describes, under its key `slots`, or none); units whose
+/// `params.json` describes other slots than `slots` are refused.
 pub fn load_units(
     dir: &Path,
     set: &ModelSet,
     model: &Path,
     slots: Option<crate::slots::SlotUnit>,
+) -> Result<Rtl, RtlError> {
+    load_described(dir, set, model, slots, false)
+}
+
+fn load_described(
+    dir: &Path,
+    set: &ModelSet,
+    model: &Path,
+    slots: Option<crate::slots::SlotUnit>,
+    generated: bool,
 ) -> Result<Rtl, RtlError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -214,6 +231,22 @@ pub fn load_units(
             model_sha,
         })));
     }
+    let described_slots = described_slots(&pj)?;
+    let slots = match (slots, described_slots) {
+        // units generated here with these slots, by a generator that does
+        // not describe them
+        (Some(want), None) if generated => Some(want),
+        (Some(want), found) if found != Some(want) => {
+            return Err(RtlError::Slots {
+                path: pj,
+                found: found.map_or("none".to_string(), |f| {
+                    format!("{} of form {}", f.k, f.form.name)
+                }),
+                expected: format!("{} of form {}", want.k, want.form.name),
+            })
+        }
+        (_, found) => found,
+    };
     let mut params = Params::of(set);
     if let Some(u) = slots {
         params.header_bits = u.header_bits(set);
@@ -248,6 +281,37 @@ pub fn load_units(
         params,
         slots,
     })
+}
+
+/// The programmable slots `params.json` describes under its key `slots`
+/// (`k`, `form`; docs/hw/program-slots.md section 5), if any.
+fn described_slots(pj: &Path) -> Result<Option<crate::slots::SlotUnit>, RtlError> {
+    let bad = |message: String| RtlError::ParamsFile {
+        path: pj.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(pj).map_err(|source| RtlError::Io {
+        path: pj.to_path_buf(),
+        source,
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let Some(slots) = v.get("slots") else {
+        return Ok(None);
+    };
+    let k = slots
+        .get("k")
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| bad("`slots.k` is not a number".to_string()))?;
+    let name = slots
+        .get("form")
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| bad("`slots.form` is not a string".to_string()))?;
+    let form = golden::mpc::program::Form::by_name(name)
+        .ok_or_else(|| bad(format!("`slots.form` `{name}` is not a slot form")))?;
+    Ok((k > 0).then_some(crate::slots::SlotUnit {
+        k: k as usize,
+        form,
+    }))
 }
 
 /// Load a model set with a clear error.
@@ -298,7 +362,7 @@ pub fn generate_units(
         hdl::mpc::MpcConfig::load(set_dir, options).map_err(|e| generate_error(e.to_string()))?;
     hdl::family::write_units(&config, out_dir, &hdl::mpc::UNITS, &command_line)
         .map_err(|e| generate_error(e.to_string()))?;
-    load_units(out_dir, &set, set_dir, slots)
+    load_described(out_dir, &set, set_dir, slots, true)
 }
 
 #[cfg(test)]

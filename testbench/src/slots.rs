@@ -509,6 +509,72 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The epoch rule's plan (decompressor): each shard programs image 1
+    /// of `images` with epoch 1 before its first block and image 2 with
+    /// epoch 2 halfway; the inputs of the second half are blocks coded
+    /// with image 1 and given with epoch 1, so every one of them must be
+    /// refused (`out_error`), never decoded with image 2.
+    pub fn epoch_rule(
+        set: &ModelSet,
+        unit: SlotUnit,
+        images: Vec<NamedImage>,
+        lens: &[usize],
+    ) -> Result<Plan, SlotsError> {
+        let mut shards = Vec::new();
+        for &n in lens {
+            let mut p = ShardPlan::default();
+            p.push(set, 0, 1, 1, &images, None)?;
+            p.push(set, n / 2, 2, 2, &images, Some(0))?;
+            shards.push(p);
+        }
+        Ok(Plan {
+            unit,
+            images,
+            shards,
+        })
+    }
+
+    /// The stream-integrity plan: each shard starts at the reset value,
+    /// then random words go into every slot register twice (epochs 1 and
+    /// 2; only the protocol and the epochs are checked), then a valid
+    /// image (`images[1]`, epoch 3) is programmed and checked in full.
+    /// The invalid contents are image `images.len()` of the plan.
+    pub fn invalid_registers(
+        set: &ModelSet,
+        unit: SlotUnit,
+        mut images: Vec<NamedImage>,
+        lens: &[usize],
+        seed: u64,
+    ) -> Result<Plan, SlotsError> {
+        let invalid = images.len();
+        images.push(NamedImage {
+            name: "random register words".to_string(),
+            programmed: Programmed::Invalid,
+        });
+        let mut rng = Rng::fork(seed, 600);
+        let mut shards = Vec::new();
+        for &n in lens {
+            let mut p = ShardPlan::default();
+            p.segments.push(Segment {
+                start: 0,
+                image: 0,
+                epoch: 0,
+                coded_as: None,
+            });
+            p.push_invalid(set, unit, n / 8, invalid, 1, &mut rng);
+            p.push_invalid(set, unit, 3 * n / 8, invalid, 2, &mut rng);
+            p.push(set, 5 * n / 8, 1, 3, &images, None)?;
+            shards.push(p);
+        }
+        Ok(Plan {
+            unit,
+            images,
+            shards,
+        })
+    }
+}
+
 impl ShardPlan {
     /// Program `images[image]` with `epoch` before block `start`.
     pub fn push(
