@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use golden::mpc::program::registers::{image_writes, RegisterWrite};
 use golden::mpc::program::{
-    train_slots, Form, OnlineOptions, ProgrammedSet, ReorderClass, Slot, SlotImage, SlotReorder,
-    STRIDES,
+    rules_depth, train_slots, Form, OnlineOptions, ProgrammedSet, ReorderClass, Slot, SlotImage,
+    SlotReorder, STRIDES,
 };
 use golden::mpc::{ByteRule, ModelSet, MpcCodec};
 use hdl::ir::{Bits, Sim};
@@ -106,7 +106,16 @@ fn random_image(set: &ModelSet, form: Form, k: usize, seed: &mut u64) -> SlotIma
     for slot in image.slots.iter_mut() {
         let mut rules = [ByteRule::Root; 32];
         let mut depth = [0usize; 32];
-        for i in 0..32 {
+        // a chain as deep as the form allows (bytes 1..=depth on the byte
+        // before, ratio 1), so that every restoration level counts
+        for i in 1..=form.max_depth {
+            rules[i] = ByteRule::Base {
+                base: (i - 1) as u8,
+                shift: 0,
+            };
+            depth[i] = i;
+        }
+        for i in form.max_depth + 1..32 {
             let options: Vec<usize> = STRIDES
                 .iter()
                 .map(|&s| s as usize)
@@ -140,7 +149,11 @@ fn random_image(set: &ModelSet, form: Form, k: usize, seed: &mut u64) -> SlotIma
         };
         *slot = Some(Slot { rules, reorder });
     }
-    SlotImage::load(&image.to_bytes()).expect("a random image is valid")
+    let image = SlotImage::load(&image.to_bytes()).expect("a random image is valid");
+    for slot in image.slots.iter().flatten() {
+        assert_eq!(rules_depth(&slot.rules), Ok(form.max_depth));
+    }
+    image
 }
 
 /// A decompressor with slots in the IR simulator.
@@ -428,8 +441,8 @@ fn slot_friendly_blocks(
     for j in 0..k {
         let pr = &expanded.predictors[p + j];
         for _ in 0..8 {
-            let residue: [u8; 32] = std::array::from_fn(|_| {
-                if lcg(seed).is_multiple_of(3) {
+            let residue: [u8; 32] = std::array::from_fn(|i| {
+                if i <= 8 || lcg(seed).is_multiple_of(3) {
                     (lcg(seed) % 4) as u8
                 } else {
                     0
@@ -466,6 +479,12 @@ fn stride_lib_decodes_like_golden() {
 fn stride_cols_decodes_like_golden() {
     check_form("stride-cols", 1);
     check_form("stride-cols", 2);
+}
+
+/// The form with chains of up to 8 bases: eight restoration levels.
+#[test]
+fn stride_colpart_d8_decodes_like_golden() {
+    check_form("stride-colpart-d8", 1);
 }
 
 /// At the reset value (nothing loaded, epoch 0) a unit with slots decodes
