@@ -343,9 +343,10 @@ pub fn generate_units(
         Some(u) => {
             let spec =
                 hdl::mpc::SlotSpec::new(u.k, u.form).map_err(|e| generate_error(e.to_string()))?;
+            // the default depths of units with slots
             options = hdl::mpc::Options::with_stages(
                 hdl::mpc::slots::SLOT_COMPRESSOR_STAGES,
-                options.decompressor_stages(),
+                hdl::mpc::decompressor::slot_default_stages(&spec),
             )
             .map_err(|e| generate_error(e.to_string()))?
             .with_slots(spec)

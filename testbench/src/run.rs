@@ -37,6 +37,8 @@ pub enum RunError {
     Units(#[from] locate::LocateError),
     #[error(transparent)]
     Slots(#[from] slots::SlotsError),
+    #[error("--expect-model is not supported for units with programmable slots")]
+    ExpectModelWithSlots,
     #[error("cannot create {path}: {source}")]
     Io {
         path: PathBuf,
@@ -370,6 +372,9 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
     };
     let rtl = prepare_rtl(cfg, &set)?;
     if let Some(u) = rtl.slots {
+        if cfg.expect_model.is_some() {
+            return Err(RunError::ExpectModelWithSlots);
+        }
         let images = Plan::images(&set, u, &cfg.slot_options, cfg.seed, cfg.corpus.as_deref())?;
         let every = cfg.slot_options.reprogram_every;
         return run_slots(cfg, &set, &rtl, &cfg.units, &|lens: &[usize]| {
