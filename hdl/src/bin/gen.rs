@@ -16,7 +16,7 @@ use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use hdl::family::write_units;
-use hdl::mpc::{MpcConfig, Options};
+use hdl::mpc::{MpcConfig, Options, SlotSpec};
 use hdl::{Side, Unit};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -76,13 +76,25 @@ struct MpcArgs {
     unit: MpcUnit,
     /// Pipeline stages of the compressor (3 or 4): 4 puts the selection in
     /// a stage of its own, for a shorter clock period (not with --unit
-    /// decompressor).
-    #[arg(long, default_value_t = hdl::mpc::COMPRESSOR_LATENCY as usize)]
-    compressor_stages: usize,
+    /// decompressor) [default: 3; 4, the only depth, with slots].
+    #[arg(long)]
+    compressor_stages: Option<usize>,
     /// Pipeline stages of the decompressor (4 to 8): more stages, a
-    /// shorter clock period (not with --unit compressor).
-    #[arg(long, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
-    decompressor_stages: usize,
+    /// shorter clock period (not with --unit compressor) [default: 4; with
+    /// slots 4 to 8 plus the form's restoration stages, by default 4 plus
+    /// them].
+    #[arg(long)]
+    decompressor_stages: Option<usize>,
+    /// Programmable predictor slots (0 to 4) beside the hard-wired
+    /// predictors, loaded at run time through the configuration port
+    /// (docs/hw/program-slots.md) [default: 0].
+    #[arg(long, value_name = "K")]
+    program_slots: Option<usize>,
+    /// The form of the slots (stride-part, stride-k0-part, stride-cols,
+    /// stride-lib, stride-colpart, stride-colpart-d8) [default:
+    /// stride-colpart].
+    #[arg(long, value_name = "FORM", requires = "program_slots")]
+    slot_form: Option<String>,
 }
 
 #[derive(Args)]
@@ -136,12 +148,20 @@ struct Flat {
     /// Which unit to generate.
     #[arg(long, value_enum, default_value = "all")]
     unit: UnitArg,
-    /// MPC: pipeline stages of the compressor (3 or 4).
-    #[arg(long, conflicts_with_all = NOT_MPC, default_value_t = hdl::mpc::COMPRESSOR_LATENCY as usize)]
-    compressor_stages: usize,
-    /// MPC: pipeline stages of the decompressor (4 to 8).
-    #[arg(long, conflicts_with_all = NOT_MPC, default_value_t = hdl::mpc::DECOMPRESSOR_LATENCY as usize)]
-    decompressor_stages: usize,
+    /// MPC: pipeline stages of the compressor (3 or 4) [default: 3; 4 with
+    /// slots].
+    #[arg(long, conflicts_with_all = NOT_MPC)]
+    compressor_stages: Option<usize>,
+    /// MPC: pipeline stages of the decompressor (4 to 8; more with slots)
+    /// [default: 4].
+    #[arg(long, conflicts_with_all = NOT_MPC)]
+    decompressor_stages: Option<usize>,
+    /// MPC: programmable predictor slots (0 to 4) [default: 0].
+    #[arg(long, value_name = "K", conflicts_with_all = NOT_MPC)]
+    program_slots: Option<usize>,
+    /// MPC: the form of the slots [default: stride-colpart].
+    #[arg(long, value_name = "FORM", conflicts_with_all = NOT_MPC, requires = "program_slots")]
+    slot_form: Option<String>,
     /// --unit magbdi or dpc: block size in bytes.
     #[arg(long, default_value_t = 128)]
     block: usize,
@@ -174,7 +194,7 @@ const DPC_ONLY: [&str; 2] = ["segment", "sector"];
 fn flat_option_scope(id: &str, unit: UnitArg) -> Option<&'static str> {
     use UnitArg::{All, Compressor, Decompressor, Dpc, Magbdi};
     let (applies, scope) = match id {
-        "model" => (
+        "model" | "program_slots" | "slot_form" => (
             matches!(unit, Compressor | Decompressor | All),
             "the MPC units (--unit compressor, decompressor or all)",
         ),
@@ -203,8 +223,10 @@ fn mpc_option_scope(id: &str, unit: MpcUnit) -> Option<&'static str> {
 
 /// The options whose scope [`flat_option_scope`] and [`mpc_option_scope`]
 /// know.
-const SCOPED_OPTIONS: [&str; 9] = [
+const SCOPED_OPTIONS: [&str; 11] = [
     "model",
+    "program_slots",
+    "slot_form",
     "compressor_stages",
     "decompressor_stages",
     "block",
@@ -264,6 +286,8 @@ impl Flat {
             unit,
             compressor_stages,
             decompressor_stages,
+            program_slots,
+            slot_form,
             block,
             mag,
             base,
@@ -284,6 +308,8 @@ impl Flat {
                 unit,
                 compressor_stages,
                 decompressor_stages,
+                program_slots,
+                slot_form,
             }));
         }
         Ok(match unit {
@@ -326,7 +352,22 @@ fn gen_magbdi(a: MagBdiArgs, command_line: &str) -> Result<Vec<PathBuf>> {
 
 /// The MPC units of a model set into build/<set name>.
 fn gen_mpc(a: MpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
-    let opts = Options::with_stages(a.compressor_stages, a.decompressor_stages)?;
+    let k = a.program_slots.unwrap_or(0);
+    let form = match &a.slot_form {
+        Some(name) => SlotSpec::parse_form(name)?,
+        None => SlotSpec::parse_form(hdl::mpc::slots::DEFAULT_FORM)?,
+    };
+    let slots = SlotSpec::new(k, form)?;
+    let opts = if k == 0 {
+        Options::with_stages(
+            a.compressor_stages
+                .unwrap_or(hdl::mpc::COMPRESSOR_LATENCY as usize),
+            a.decompressor_stages
+                .unwrap_or(hdl::mpc::DECOMPRESSOR_LATENCY as usize),
+        )?
+    } else {
+        Options::with_slots(slots, a.compressor_stages, a.decompressor_stages)?
+    };
     let config = MpcConfig::load(&a.model, opts)?;
     let out = a
         .out
@@ -336,8 +377,18 @@ fn gen_mpc(a: MpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
         MpcUnit::Decompressor => vec![Unit::Mpc(Side::Decompressor)],
         MpcUnit::All => hdl::mpc::UNITS.to_vec(),
     };
-    write_units(&config, &out, &units, command_line)
-        .with_context(|| format!("generating {} into {}", a.model.display(), out.display()))
+    let mut written = write_units(&config, &out, &units, command_line)
+        .with_context(|| format!("generating {} into {}", a.model.display(), out.display()))?;
+    if k > 0 {
+        // the driver's C header of the slot register map, beside params.json
+        let keys = hdl::mpc::regmap::keys(&config.set, k, form);
+        let header = hdl::family::header(&config, command_line);
+        let path = out.join(hdl::mpc::regmap::C_HEADER_FILE);
+        std::fs::write(&path, hdl::mpc::regmap::c_header(&keys, &header))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 /// The parsed command line, with options that do not apply to the chosen

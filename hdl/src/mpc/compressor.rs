@@ -19,6 +19,10 @@
 use golden::mpc::{ByteRule, ModelSet, Predictor, Selection, BLOCK_BYTES, STREAM_BITS, SYMBOLS};
 
 use super::probes::{Probes, When};
+use super::slots::{
+    self, library_reorder, stride_prediction, BenesPlan, ConfigBlock, ConfigOutputs, ConfigPorts,
+    Ids, RouteClass, SlotSpec,
+};
 use super::table1::{self, ALL_ZERO_LEN, LEN_BITS, RUN_LEN, SLOT, SYMBOL_BITS, ZERO_LEN};
 use super::COMPRESSOR_STAGES;
 use crate::circuits::{
@@ -613,6 +617,7 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         probes: Probes::default(),
         h,
         split: stages == 4,
+        slots: None,
     };
     let scored = c.score_stage(&in_block)?;
     let selected = c.select(scored, &in_block)?;
@@ -634,6 +639,8 @@ struct Compressor<'a> {
     h: u32,
     /// Whether the selection has a stage of its own (4 stages).
     split: bool,
+    /// The programmable slots' configuration, for a unit with slots.
+    slots: Option<ConfigBlock>,
 }
 
 /// What stage 1 computes: every predictor's symbols, the custom-model
@@ -713,7 +720,8 @@ impl Compressor<'_> {
         // model its code length competes with): the 4-stage compressor then
         // transforms only in stage 2
         let unscored = set.predictors.len() == 1
-            && (set.selection == Selection::ZeroRun || !set.custom.same_words);
+            && (set.selection == Selection::ZeroRun || !set.custom.same_words)
+            && self.slots.is_none();
         let symbols: Vec<Expr> = if self.split && unscored {
             Vec::new()
         } else {
@@ -837,7 +845,18 @@ impl Compressor<'_> {
         let (set, h) = (self.set, self.h);
         let iw = h.max(best.width());
         let pred_id = best.zext(iw)?.add(&k(set.predictor_id(0) as u128, iw)?)?;
-        let mut choice = pred_id.trunc(h)?;
+        self.custom_override(pred_id.trunc(h)?, same_words, zero_block)
+    }
+
+    /// `choice`, unless same-words wins (`same_words`) or the block is all
+    /// zero (`zero_block`): their IDs.
+    fn custom_override(
+        &self,
+        mut choice: Expr,
+        same_words: &Expr,
+        zero_block: &Expr,
+    ) -> Result<Expr, IrError> {
+        let (set, h) = (self.set, self.h);
         if let Some(id) = set.same_words_id() {
             choice = Expr::mux(same_words, &k(id as u128, h)?, &choice)?;
         }
@@ -894,7 +913,11 @@ impl Compressor<'_> {
             *pair = Expr::mux(&to_raw, &raw, pair)?;
             *len = Expr::mux(&to_raw, &k(32, PAIR_LEN_BITS)?, len)?;
         }
-        let selected = Expr::mux(&to_raw, &k(set.raw_id() as u128, h)?, &sel.choice_id)?;
+        let raw_id = match &self.slots {
+            Some(cfg) => cfg.raw_id.clone(),
+            None => k(set.raw_id() as u128, h)?,
+        };
+        let selected = Expr::mux(&to_raw, &raw_id, &sel.choice_id)?;
         let pairs = self.u.reg(cs, "pairs", Expr::concat(pairs)?)?;
         let pair_lens = self.u.reg(cs, "pair_lens", Expr::concat(pair_lens)?)?;
         self.probes.record_reg(
@@ -935,14 +958,350 @@ impl Compressor<'_> {
         // 256 (raw: eight pairs of 32)
         let payload_len = sum(&pair_len_list, LEN_WIDTH)?;
         let payload = pack_pairs(&mut self.u.m, level)?;
-        let bits = Expr::concat([coded.model.clone(), payload])?;
-        let total_len = payload_len.add(&k(self.h as u128, LEN_WIDTH)?)?;
+        let mut bits = Expr::concat([coded.model.clone(), payload])?;
+        let total_len = match &self.slots {
+            None => payload_len.add(&k(self.h as u128, LEN_WIDTH)?)?,
+            Some(cfg) => {
+                // a header of h(L) < H bits: the block moves up by H - h(L)
+                let excess = &cfg.header_excess;
+                for b in 0..excess.width() {
+                    bits = Expr::mux(&excess.bit(b)?, &bits.shl(1 << b), &bits)?;
+                }
+                payload_len.add(&cfg.header_bits.zext(LEN_WIDTH)?)?
+            }
+        };
         Ok([
             self.probe_reg(ps, "bits", bits, "output.bits", When::Always)?,
             self.probe_reg(ps, "len", total_len, "output.len", When::Always)?,
             self.probe_reg(ps, "model", coded.model, "output.model", When::Always)?,
         ])
     }
+}
+
+/// Benes levels of a slot's 256-bit reorder in stage 1; the others open
+/// stage 2, before the slot's score.
+pub const SLOT_STAGE1_LEVELS: usize = 8;
+
+/// Build `mpc_compressor` with the programmable slots `spec` (at least one;
+/// `docs/hw/program-slots.md`): [`slots::SLOT_COMPRESSOR_STAGES`] stages,
+/// the configuration port, `out_epoch`, and the model IDs, raw ID and
+/// header width of the active image.
+///
+/// * Stage 1: the hard-wired predictors' transforms and scores (as the
+///   4-stage compressor), and per slot its stride prediction, residues,
+///   XORed planes and the first [`SLOT_STAGE1_LEVELS`] levels of its
+///   Benes network (the whole reorder for the column and library
+///   classes), registered (`s1_slot_lanes_s<j>` / `s1_slot_symbols_s<j>`).
+/// * Stage 2: the rest of each slot's reorder and its score; the best
+///   hard-wired predictor by the registered scores and its transform
+///   again; a loaded slot wins when its score beats the best hard-wired
+///   one and every other loaded slot's by the set's rule (ties to the
+///   lowest model ID).
+/// * Stages 3 and 4: codes and pack, with the raw ID `C + P + L` and the
+///   header of `h(L)` bits (the block shifted up by `H - h(L)`).
+pub fn build_slots(set: &ModelSet, spec: SlotSpec) -> Result<(Module, UnitDescription), IrError> {
+    let stages = slots::SLOT_COMPRESSOR_STAGES;
+    if spec.k() == 0 {
+        return build_staged(set, stages);
+    }
+    let ids = Ids {
+        custom: set.predictor_id(0) as usize,
+        p: set.predictors.len(),
+        k: spec.k(),
+    };
+    let h = ids.max_header_bits();
+    let mut u = StreamUnit::begin("mpc_compressor")?;
+    let in_block = u.input("in_block", 8 * BLOCK_BYTES as u32)?;
+    let ports = ConfigPorts::declare(&mut u)?;
+    let mut u = u.outputs()?;
+    let out_bits = u.output("out_bits", h + STREAM_BITS as u32)?;
+    let out_len = u.output("out_len", LEN_WIDTH)?;
+    let out_model = u.output("out_model", h)?;
+    let out_epoch = u.output("out_epoch", slots::EPOCH_BITS)?;
+    let cfg_out = ConfigOutputs::declare(&mut u)?;
+    let cfg = ConfigBlock::new(&mut u.m, spec, ids, &ports)?;
+    let mut unit = u.pipeline_held(stages, &cfg.hold())?;
+    cfg.connect(&mut unit, &cfg_out)?;
+    let epoch = cfg.epoch.clone();
+    let mut c = Compressor {
+        set,
+        u: unit,
+        probes: Probes::default(),
+        h,
+        split: true,
+        slots: Some(cfg),
+    };
+    let scored = c.score_stage(&in_block)?;
+    let lanes = c.slot_stage1(&in_block)?;
+    let selected = c.select_slots(scored, lanes, &in_block)?;
+    let coded = c.code_stage(&selected)?;
+    let [bits, len, model] = c.pack_stage(selected.stage + 2, coded)?;
+    c.u.drive(&out_bits, bits)?;
+    c.u.drive(&out_len, len)?;
+    c.u.drive(&out_model, model)?;
+    c.u.drive(&out_epoch, epoch)?;
+    c.u.finish(c.probes.list)
+}
+
+impl Compressor<'_> {
+    /// The configuration block (a unit with slots).
+    fn cfg(&self) -> Result<&ConfigBlock, IrError> {
+        self.slots.as_ref().ok_or(IrError::ParameterOutOfRange {
+            what: "programmable slots of this compressor".to_string(),
+            value: 0,
+            min: 1,
+            max: slots::MAX_SLOTS as u64,
+        })
+    }
+
+    /// Stage 1 of every slot: prediction, residues, XORed planes, and the
+    /// reorder up to its stage-1 part, registered. Returns the registered
+    /// lanes of each slot.
+    fn slot_stage1(&mut self, in_block: &Expr) -> Result<Vec<Expr>, IrError> {
+        let cfg = self.cfg()?;
+        let class = cfg.spec().route_class();
+        let slots = cfg.slots.clone();
+        let bytes: Vec<Expr> = (0..BLOCK_BYTES)
+            .map(|i| byte(in_block, i))
+            .collect::<Result<_, _>>()?;
+        let library: Vec<[u8; STREAM_BITS]> =
+            self.set.predictors.iter().map(|p| p.reorder).collect();
+        let mut out = Vec::with_capacity(slots.len());
+        for (j, slot) in slots.iter().enumerate() {
+            let m = &mut self.u.m;
+            let preds = (0..BLOCK_BYTES)
+                .map(|i| {
+                    stride_prediction(
+                        m,
+                        &format!("slot_pred_s{j}_b{i}"),
+                        &bytes,
+                        i,
+                        &slot.cand[i],
+                        &slot.kcode[i],
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let pred = wire(m, &format!("slot_pred_s{j}"), block_of(preds)?)?;
+            let gray = residues(m, &format!("slot_residue_s{j}"), in_block, &pred)?.1;
+            let xored = wire(m, &format!("slot_xored_s{j}"), planes_of(&gray)?)?;
+            let (name, bus) = match class {
+                RouteClass::Bits => {
+                    // x[n]: natural bit n
+                    let x: Vec<Expr> = (0..STREAM_BITS as u32)
+                        .map(|n| xored.bit(32 * (7 - n / 32) + n % 32))
+                        .collect::<Result<_, _>>()?;
+                    let plan = BenesPlan::new(STREAM_BITS)?;
+                    let lanes = plan.run(
+                        m,
+                        &format!("slot_benes_s{j}"),
+                        &slot.settings()?,
+                        x,
+                        0..SLOT_STAGE1_LEVELS.min(plan.depth()),
+                    )?;
+                    ("slot_lanes", Expr::concat(lanes.into_iter().rev())?)
+                }
+                RouteClass::Columns => {
+                    // x[c]: column c, top plane first
+                    let x: Vec<Expr> = (0..BLOCK_BYTES as u32)
+                        .map(|c| {
+                            Expr::concat(
+                                (0..8u32)
+                                    .rev()
+                                    .map(|q| xored.bit(32 * q + c))
+                                    .collect::<Result<Vec<_>, _>>()?,
+                            )
+                        })
+                        .collect::<Result<_, _>>()?;
+                    let plan = BenesPlan::new(BLOCK_BYTES)?;
+                    let lanes = plan.run(
+                        m,
+                        &format!("slot_benes_s{j}"),
+                        &slot.settings()?,
+                        x,
+                        0..plan.depth(),
+                    )?;
+                    let y = plan.outputs(&lanes);
+                    ("slot_symbols", Expr::concat(y)?)
+                }
+                RouteClass::Library => (
+                    "slot_symbols",
+                    library_reorder(&slot.route, &library, &xored)?,
+                ),
+            };
+            out.push(self.u.reg(1, &format!("{name}_s{j}"), bus)?);
+        }
+        Ok(out)
+    }
+
+    /// Stage 2 with slots: the rest of each slot's reorder, its score, the
+    /// best hard-wired predictor and its transform, and the choice among
+    /// them; registered as [`Compressor::select`] does.
+    fn select_slots(
+        &mut self,
+        scored: Scored,
+        lanes: Vec<Expr>,
+        in_block: &Expr,
+    ) -> Result<Selected, IrError> {
+        let Scored {
+            symbols: _,
+            mut is_zero_block,
+            mut is_same_words,
+            keys,
+        } = scored;
+        let custom = self.set.custom;
+        let keys = keys.registered(&mut self.u)?;
+        if custom.zero_block {
+            is_zero_block = self.u.reg(1, "is_zero_block", is_zero_block)?;
+        }
+        if custom.same_words {
+            is_same_words = self.u.reg(1, "is_same_words", is_same_words)?;
+        }
+        let block = self.probe_reg(1, "block", in_block.clone(), "block", When::Always)?;
+        self.u.stage(
+            2,
+            "select among the predictors and the slots, the chosen transform",
+        )?;
+        let cfg = self.cfg()?;
+        let class = cfg.spec().route_class();
+        let slots = cfg.slots.clone();
+        let p = self.set.predictors.len();
+        let mut slot_symbols = Vec::with_capacity(slots.len());
+        for (j, (slot, reg)) in slots.iter().zip(&lanes).enumerate() {
+            let m = &mut self.u.m;
+            let symbols = match class {
+                RouteClass::Bits => {
+                    let plan = BenesPlan::new(STREAM_BITS)?;
+                    let x: Vec<Expr> = (0..STREAM_BITS as u32)
+                        .map(|q| reg.bit(q))
+                        .collect::<Result<_, _>>()?;
+                    let lanes = plan.run(
+                        m,
+                        &format!("slot_benes_s{j}"),
+                        &slot.settings()?,
+                        x,
+                        SLOT_STAGE1_LEVELS.min(plan.depth())..plan.depth(),
+                    )?;
+                    Expr::concat(plan.outputs(&lanes))?
+                }
+                _ => reg.clone(),
+            };
+            slot_symbols.push(wire(m, &format!("slot_symbols_s{j}"), symbols)?);
+        }
+        // the slots' scores (no probes: the stage probes follow the
+        // hard-wired candidates)
+        let mut scratch = Probes::default();
+        let m = &mut self.u.m;
+        let slot_keys = match &keys {
+            Keys::None => Keys::None,
+            Keys::ZeroRun(_) => Keys::ZeroRun(
+                slot_symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| zero_run_key(m, &mut scratch, p + j, s))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Keys::Exact(_) => Keys::Exact(
+                slot_symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| code_bits(m, &mut scratch, p + j, s))
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        // the best hard-wired predictor and its score
+        let flags: Vec<Expr> = slots.iter().map(|s| s.flag.clone()).collect();
+        let (onehot, best, slot_win, best_key_short) = match (keys, slot_keys) {
+            (Keys::ZeroRun(hw), Keys::ZeroRun(sk)) => {
+                let beats = all_pairs(&hw, zero_run_better)?;
+                let (onehot, best) = select_best(m, &beats)?;
+                let pick = |f: &dyn Fn(&ZeroRunKey) -> &Vec<Expr>| -> Result<Vec<Expr>, IrError> {
+                    let buses: Vec<Expr> = hw
+                        .iter()
+                        .map(|key| Expr::concat(f(key).iter().rev().cloned()))
+                        .collect::<Result<_, _>>()?;
+                    let bus = onehot_mux(&onehot, &buses)?;
+                    (0..bus.width()).map(|b| bus.bit(b)).collect()
+                };
+                let best_key = ZeroRunKey {
+                    runs: pick(&|k: &ZeroRunKey| &k.runs)?,
+                    counts: pick(&|k: &ZeroRunKey| &k.counts)?,
+                };
+                let wins = slot_wins(m, &best_key, &sk, &flags, zero_run_better)?;
+                (onehot, best, wins, None)
+            }
+            (Keys::Exact(hw), Keys::Exact(sk)) => {
+                let beats = all_pairs(&hw, |a, b| a.cmp_lt(b))?;
+                let (onehot, best) = select_best(m, &beats)?;
+                let best_key = wire(m, "best_code_bits", onehot_mux(&onehot, &hw)?)?;
+                let wins = slot_wins(m, &best_key, &sk, &flags, |a, b| a.cmp_lt(b))?;
+                // the chosen candidate's code length, for same-words
+                let mut key = best_key;
+                for (w, sk) in wins.iter().zip(&sk) {
+                    key = Expr::mux(w, sk, &key)?;
+                }
+                (onehot, best, wins, Some(k(32, LEN_WIDTH)?.cmp_le(&key)?))
+            }
+            _ => {
+                return Err(IrError::ParameterOutOfRange {
+                    what: "scored hard-wired predictors of a compressor with slots".to_string(),
+                    value: 0,
+                    min: 1,
+                    max: p as u64,
+                })
+            }
+        };
+        let m = &mut self.u.m;
+        let hw_chosen = chosen_transform(m, self.set, &onehot, &block)?;
+        let hw_chosen = wire(m, "chosen_hw_symbols", hw_chosen)?;
+        let mut chosen = hw_chosen;
+        for (w, sym) in slot_win.iter().zip(&slot_symbols) {
+            chosen = Expr::mux(w, sym, &chosen)?;
+        }
+        let chosen = wire(m, "chosen_symbols", chosen)?;
+        let iw = self.h.max(best.width());
+        let mut pred_id = best
+            .zext(iw)?
+            .add(&k(self.set.predictor_id(0) as u128, iw)?)?
+            .trunc(self.h)?;
+        for (w, slot) in slot_win.iter().zip(&slots) {
+            pred_id = Expr::mux(w, &slot.id, &pred_id)?;
+        }
+        let same_wins = best_key_short.unwrap_or(Expr::bool(true));
+        let choice =
+            self.custom_override(pred_id, &is_same_words.and(&same_wins)?, &is_zero_block)?;
+        Ok(Selected {
+            stage: 2,
+            choice_id: self.probe_reg(2, "choice_id", choice, "choice_id", When::Always)?,
+            symbols: self.probe_reg(2, "symbols", chosen, "chosen.symbols", When::Predictor)?,
+            block: self.probe_reg(2, "block", block, "block", When::Always)?,
+        })
+    }
+}
+
+/// Which slot wins (`slot_win_s<j>`, at most one): a loaded slot whose key
+/// beats `best` (the best hard-wired predictor's), every lower loaded
+/// slot's, and is beaten by no higher loaded slot's (`better(a, b)`: `a`
+/// strictly better than `b`; ties to the lowest model ID).
+fn slot_wins<K>(
+    m: &mut Module,
+    best: &K,
+    keys: &[K],
+    flags: &[Expr],
+    better: impl Fn(&K, &K) -> Result<Expr, IrError>,
+) -> Result<Vec<Expr>, IrError> {
+    let mut wins = Vec::with_capacity(keys.len());
+    for (j, key) in keys.iter().enumerate() {
+        let mut win = flags[j].and(&better(key, best)?)?;
+        for (q, other) in keys.iter().enumerate() {
+            if q < j {
+                win = win.and(&flags[q].not().or(&better(key, other)?)?)?;
+            } else if q > j {
+                win = win.and(&flags[q].and(&better(other, key)?)?.not())?;
+            }
+        }
+        wins.push(wire(m, &format!("slot_win_s{j}"), win)?);
+    }
+    Ok(wins)
 }
 
 /// The selection among the predictors' scores: the one-hot choice, its

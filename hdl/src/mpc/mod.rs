@@ -61,14 +61,52 @@ impl Options {
         })
     }
 
-    /// These options with the programmable slots `slots`; refused when the
-    /// unit has slots and a compressor of other than
-    /// [`slots::SLOT_COMPRESSOR_STAGES`] stages.
-    pub fn with_slots(self, slots: SlotSpec) -> Result<Options, SlotError> {
-        if slots.k() > 0 && self.compressor_stages != slots::SLOT_COMPRESSOR_STAGES {
-            return Err(SlotError::CompressorStages(self.compressor_stages));
+    /// Options of units with the programmable slots `slots`: with slots, a
+    /// compressor of [`slots::SLOT_COMPRESSOR_STAGES`] stages and a
+    /// decompressor of [`decompressor::slot_stages`] stages; without, the
+    /// depths of [`Options::with_stages`]. `None`: the default depth.
+    pub fn with_slots(
+        slots: SlotSpec,
+        compressor: Option<usize>,
+        decompressor: Option<usize>,
+    ) -> Result<Options, SlotError> {
+        let (c_range, c_default, d_range, d_default) = if slots.k() == 0 {
+            (
+                COMPRESSOR_STAGES,
+                COMPRESSOR_LATENCY as usize,
+                DECOMPRESSOR_STAGES,
+                DECOMPRESSOR_LATENCY as usize,
+            )
+        } else {
+            let c = slots::SLOT_COMPRESSOR_STAGES;
+            (
+                c..=c,
+                c,
+                decompressor::slot_stages(&slots),
+                decompressor::slot_default_stages(&slots),
+            )
+        };
+        let compressor = compressor.unwrap_or(c_default);
+        if !c_range.contains(&compressor) {
+            return Err(SlotError::CompressorStages {
+                stages: compressor,
+                min: *c_range.start(),
+                max: *c_range.end(),
+            });
         }
-        Ok(Options { slots, ..self })
+        let decompressor = decompressor.unwrap_or(d_default);
+        if !d_range.contains(&decompressor) {
+            return Err(SlotError::DecompressorStages {
+                stages: decompressor,
+                min: *d_range.start(),
+                max: *d_range.end(),
+            });
+        }
+        Ok(Options {
+            compressor_stages: compressor,
+            decompressor_stages: decompressor,
+            slots,
+        })
     }
 
     /// The programmable slots.
@@ -166,7 +204,13 @@ impl Family for MpcConfig {
     fn build(&self, unit: Unit) -> Result<(Module, UnitDescription), GenError> {
         let (set, opts) = (&self.set, &self.options);
         Ok(match unit {
+            Unit::Mpc(Side::Compressor) if opts.slots.k() > 0 => {
+                compressor::build_slots(set, opts.slots)?
+            }
             Unit::Mpc(Side::Compressor) => compressor::build_staged(set, opts.compressor_stages)?,
+            Unit::Mpc(Side::Decompressor) if opts.slots.k() > 0 => {
+                decompressor::build_slots(set, opts.slots, opts.decompressor_stages)?
+            }
             Unit::Mpc(Side::Decompressor) => {
                 decompressor::build_staged(set, opts.decompressor_stages)?
             }
@@ -176,7 +220,7 @@ impl Family for MpcConfig {
 
     fn header_lines(&self) -> Vec<String> {
         let set = &self.set;
-        vec![
+        let mut lines = vec![
             format!(
                 "Model set: {} ({} predictors, selection {}, {}-bit header)",
                 set.name,
@@ -186,7 +230,24 @@ impl Family for MpcConfig {
             ),
             format!("Model file: {}", self.model_file),
             format!("Model SHA-256: {}", self.sha256),
-        ]
+        ];
+        let slots = self.options.slots;
+        if slots.k() > 0 {
+            let ids = slots::Ids {
+                custom: set.predictor_id(0) as usize,
+                p: set.predictors.len(),
+                k: slots.k(),
+            };
+            lines.push(format!(
+                "Programmable slots: {} of form {} (header {} to {} bits with 0 to {} loaded)",
+                slots.k(),
+                slots.form().name,
+                ids.header_bits(0),
+                ids.max_header_bits(),
+                slots.k()
+            ));
+        }
+        lines
     }
 
     fn params(&self) -> FamilyParams {

@@ -69,8 +69,27 @@ pub enum SlotError {
     UnknownForm(String),
     #[error("--slot-form {0}: the any-base forms (full, any-part) are not built in RTL (their 32:1 base multiplexers and restoration chains are above the area budget); use a stride form")]
     AnyBase(&'static str),
-    #[error("--compressor-stages {0}: a compressor with programmable slots is built with {SLOT_COMPRESSOR_STAGES} stages")]
-    CompressorStages(usize),
+    #[error("--compressor-stages {stages}: the compressor of these units is built with {}", depths(*min, *max))]
+    CompressorStages {
+        stages: usize,
+        min: usize,
+        max: usize,
+    },
+    #[error("--decompressor-stages {stages}: the decompressor of these units is built with {} (with slots: 4 to 8 plus the form's restoration stages)", depths(*min, *max))]
+    DecompressorStages {
+        stages: usize,
+        min: usize,
+        max: usize,
+    },
+}
+
+/// `N stages` or `N to M stages`.
+fn depths(min: usize, max: usize) -> String {
+    if min == max {
+        format!("{min} stages")
+    } else {
+        format!("{min} to {max} stages")
+    }
 }
 
 /// How the hardware reorders a slot's stream, by the form's reorder class.
@@ -425,15 +444,13 @@ impl ConfigBlock {
             let id = if s == 0 {
                 k(ids.first_slot_id() as u128, h)?
             } else {
-                wire(
-                    m,
-                    &format!("cfg_slot_id_s{s}"),
-                    before
-                        .zext(h.max(before.width()))?
-                        .add(&k(ids.first_slot_id() as u128, h.max(before.width()))?)?
-                        .trunc(h)?,
-                )?
+                before
+                    .zext(h.max(before.width()))?
+                    .add(&k(ids.first_slot_id() as u128, h.max(before.width()))?)?
+                    .trunc(h)?
             };
+            // byte 0 has no stride base: its rule is never read
+            m.mark_unused(&pairs[r].active, RULE_BITS - 1, 0)?;
             slots.push(ActiveSlot {
                 flag: pairs[f].active.expr(),
                 cand,
@@ -442,25 +459,22 @@ impl ConfigBlock {
                 id,
             });
         }
+        // (expressions, not wires: a unit uses those it needs)
         let loaded = if spec.k == 0 {
             k(0, 1)?
         } else {
-            wire(m, "cfg_loaded", popcount(&flags)?)?
+            popcount(&flags)?
         };
         let iw = h.max(loaded.width());
-        let raw_id = wire(
-            m,
-            "cfg_raw_id",
-            loaded
-                .zext(iw)?
-                .add(&k(ids.first_slot_id() as u128, iw)?)?
-                .trunc(h)?,
-        )?;
+        let raw_id = loaded
+            .zext(iw)?
+            .add(&k(ids.first_slot_id() as u128, iw)?)?
+            .trunc(h)?;
         let hw = bits_for(h as u64);
         let table: Vec<u64> = (0..=spec.k).map(|l| ids.header_bits(l) as u64).collect();
-        let header_bits = wire(m, "cfg_header_bits", lookup(&loaded, &table, hw)?)?;
+        let header_bits = lookup(&loaded, &table, hw)?;
         let excess: Vec<u64> = table.iter().map(|&t| h as u64 - t).collect();
-        let header_excess = wire(m, "cfg_header_excess", lookup(&loaded, &excess, hw)?)?;
+        let header_excess = lookup(&loaded, &excess, bits_for(h as u64 - table[0]))?;
         let epoch = pairs[e].active.expr();
         if let Some(title) = resume {
             m.section(&title)?;
