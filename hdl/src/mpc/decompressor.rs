@@ -30,9 +30,10 @@ use super::table1::{
 };
 use super::{DECOMPRESSOR_LATENCY, DECOMPRESSOR_STAGES};
 use crate::circuits::{
-    bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, shl_var_top, wire,
+    bits_for, block_of, byte, eq_const, k, onehot_mux, onehot_to_binary, popcount, shl_var_top,
+    wire,
 };
-use crate::ir::{Expr, IrError, Module};
+use crate::ir::{Expr, IrError, Module, Reset};
 use crate::stream::StreamUnit;
 use crate::unit::UnitDescription;
 
@@ -758,6 +759,7 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         plan,
         base: stages,
         slots: None,
+        slot_regs: None,
     };
     let [block, error, model] = d.datapath(&in_bits, &in_len)?;
     d.u.drive(&out_block, block)?;
@@ -785,6 +787,10 @@ struct Decompressor<'a> {
     base: usize,
     /// The slots' configuration (none: the hard-wired unit).
     slots: Option<SlotCtl>,
+    /// The restoration stage's slot registers: a slot was decoded without
+    /// error, and the chosen slot's rules of the bytes the restoration
+    /// levels compute ([`chosen_rules`]).
+    slot_regs: Option<(Expr, Expr)>,
 }
 
 /// What a stage hands the next: the decoder state, the model ID, the
@@ -1163,7 +1169,8 @@ impl Decompressor<'_> {
     /// last picks the restored block for a slot, else the block carried
     /// (`s<N>_block`, `s<N>_error`, `s<N>_model`).
     fn slot_stages(&mut self, regs: [Expr; 3]) -> Result<[Expr; 3], IrError> {
-        let Some(ctl) = &self.slots else {
+        let (Some(ctl), Some((mut is_slot, mut rules))) = (&self.slots, self.slot_regs.clone())
+        else {
             return Ok(regs);
         };
         let [block, mut error, mut model] = regs;
@@ -1174,6 +1181,8 @@ impl Decompressor<'_> {
             .map(|i| byte(&block, i).map(Some))
             .collect::<Result<_, _>>()?;
         let mut residue = block;
+        // the bytes whose rules `rules` holds
+        let mut held = level_reads(1..=depth, depth);
         for (i, levels) in plan.into_iter().enumerate() {
             let s = self.base + 1 + i;
             let last = s == self.stages;
@@ -1186,35 +1195,16 @@ impl Decompressor<'_> {
                 title.push_str(", output");
             }
             self.u.stage(s, &title)?;
+            let reads = level_reads(levels.clone(), depth);
+            let these = split_rules(&rules, &held, &reads)?;
             let m = &mut self.u.m;
-            let chosen: Vec<Expr> = (0..ctl.flags.len())
-                .map(|j| {
-                    let hit = ctl.flags[j].and(&model.cmp_eq(&ctl.ids[j])?)?;
-                    wire(m, &format!("s{}_is_slot{j}", s - 1), hit)
-                })
-                .collect::<Result<_, _>>()?;
-            // the rules of the bytes this stage's levels compute
-            let mut reads = [false; BLOCK_BYTES];
-            for t in levels.clone() {
-                for (i, c) in computed(t, depth).iter().enumerate() {
-                    reads[i] |= c;
-                }
-            }
-            let rules = chosen_rules(
-                m,
-                &format!("s{}_slot_rules", s - 1),
-                &chosen,
-                &ctl.rules,
-                &reads,
-            )?;
-            restored = slot_levels(m, levels, depth, &residue, restored, &rules)?;
+            restored = slot_levels(m, levels.clone(), depth, &residue, restored, &these)?;
             let u = &mut self.u;
             if last {
                 let bytes: Vec<Expr> = restored
                     .into_iter()
                     .map(|b| b.ok_or(IrError::EmptyConcat))
                     .collect::<Result<_, _>>()?;
-                let is_slot = any_of(&chosen)?.and(&error.not())?;
                 let block = Expr::mux(&is_slot, &block_of(bytes)?, &residue)?;
                 return Ok([
                     u.reg(s, "block", block)?,
@@ -1230,6 +1220,17 @@ impl Decompressor<'_> {
                 let at = at as u32;
                 *b = Some(r.slice(8 * at + 7, 8 * at)?);
             }
+            // the rules later levels read
+            let later = level_reads(levels.end() + 1..=depth, depth);
+            let next: Vec<Expr> = split_rules(&rules, &held, &later)?
+                .into_iter()
+                .flatten()
+                .rev()
+                .flat_map(|(c, kc)| [c, kc])
+                .collect();
+            rules = u.reg(s, "slot_rules", Expr::concat(next)?)?;
+            held = later;
+            is_slot = u.reg(s, "is_slot", is_slot)?;
             error = u.reg(s, "error", error)?;
             model = u.reg(s, "model", model)?;
         }
@@ -1284,15 +1285,17 @@ impl Decompressor<'_> {
         vals.push(inv.residue.clone());
         sel.push(kinds.same);
         vals.push(inv.residue.slice(31, 0)?.repeat(8)?);
+        let mut slot_next = None;
         if let Some(ctl) = &self.slots {
-            // the chosen slot's residues; its restoration levels follow
+            // the chosen slot's residues; its restoration levels follow,
+            // with its rules of the bytes they compute
             let chosen = &kinds.slots;
-            sel.push(wire(
-                m,
-                &format!("s{}_is_any_slot", self.inv),
-                any_of(chosen)?,
-            )?);
+            let any_slot = wire(m, &format!("s{}_is_any_slot", self.inv), any_of(chosen)?)?;
+            sel.push(any_slot.clone());
             vals.push(slot_inverse(m, ctl, set, chosen, &inv.residue)?);
+            let reads = level_reads(1..=ctl.form.max_depth, ctl.form.max_depth);
+            let rules = chosen_rules(m, "slot_rules", chosen, &ctl.rules, &reads)?;
+            slot_next = Some((any_slot.and(&error.not())?, rules));
         }
         let ok = error.not();
         let block = onehot_mux(&sel, &vals)?.and(&ok.repeat(8 * BLOCK_BYTES as u32)?)?;
@@ -1302,6 +1305,12 @@ impl Decompressor<'_> {
             u.reg(stages, "error", error)?,
             u.reg(stages, "model", inv.model_id)?,
         ];
+        if let Some((is_slot, rules)) = slot_next {
+            self.slot_regs = Some((
+                u.reg(stages, "is_slot", is_slot)?,
+                u.reg(stages, "slot_rules", rules)?,
+            ));
+        }
         for (name, mirrors, when) in [
             // all zero when the golden model rejects the input
             ("block", "block", When::Always),
@@ -1353,18 +1362,9 @@ pub fn build_slots(
     let out_model = u.output("out_model", h)?;
     let cfg_out = ConfigOutputs::declare(&mut u)?;
     let cfg = ConfigBlock::new(&mut u.m, spec, ids, &ports)?;
-    let u = u.pipeline_held(stages, &cfg.hold())?;
-    // the header widths the loaded slots can give, by their excess
-    let mut header_is: Vec<(u32, Expr)> = Vec::new();
-    for l in 0..=spec.k() {
-        let hl = ids.header_bits(l);
-        if header_is.iter().all(|(w, _)| *w != hl) {
-            header_is.push((hl, eq_const(&cfg.header_excess, (h - hl) as u128)?));
-        }
-    }
-    if let [(_, only)] = header_is.as_mut_slice() {
-        *only = Expr::bool(true);
-    }
+    let mut u = u.pipeline_held(stages, &cfg.hold())?;
+    cfg.connect(&mut u, &cfg_out)?;
+    let derived = Derived::build(&mut u.m, ids)?;
     let ctl = SlotCtl {
         form,
         flags: cfg.slots.iter().map(|s| s.flag.clone()).collect(),
@@ -1384,9 +1384,9 @@ pub fn build_slots(
             .iter()
             .map(|s| s.settings())
             .collect::<Result<_, _>>()?,
-        ids: cfg.slots.iter().map(|s| s.id.clone()).collect(),
-        raw_id: cfg.raw_id.clone(),
-        header_is,
+        ids: derived.ids,
+        raw_id: derived.raw_id,
+        header_is: derived.header_is,
         epoch: cfg.epoch.clone(),
         in_epoch,
     };
@@ -1402,26 +1402,111 @@ pub fn build_slots(
         plan,
         base,
         slots: Some(ctl),
+        slot_regs: None,
     };
     let [block, error, model] = d.datapath(&in_bits, &in_len)?;
     d.u.drive(&out_block, block)?;
     d.u.drive(&out_error, error)?;
     d.u.drive(&out_model, model)?;
-    cfg.connect(&mut d.u, &cfg_out)?;
-    // configuration signals this unit does not read
-    for name in ["cfg_header_bits"] {
-        if let Some(sig) = d.u.m.signal(name) {
-            let w = sig.width();
-            d.u.m.mark_unused(&sig, w - 1, 0)?;
-        }
-    }
-    for j in 0..spec.k() {
-        if let Some(sig) = d.u.m.signal(&format!("cfg_active_s{j}_rules")) {
-            d.u.m.mark_unused(&sig, 6, 0)?;
-        }
-    }
     // the stage probes mirror the hard-wired decode only: none here
     d.u.finish(Vec::new())
+}
+
+/// What the decompressor derives from the loaded slots, in registers of
+/// its own that load from the shadow copies in the cycle the active
+/// registers do (`cfg_load`), so that no path of a stage starts at the
+/// slot flags and runs through the sums: each slot's model ID
+/// (`cfg_active_slot_id_s<j>`, slot 0's is the constant `C + P`), the raw
+/// escape's (`cfg_active_raw_id`) and, one flag per header width the
+/// loaded slots can give, whether it is `h(L)` (`cfg_active_header_is`,
+/// bit `w` for the `w`-th width from `h(0)`; a constant when `K` slots
+/// give one width only). Reset: nothing loaded.
+struct Derived {
+    ids: Vec<Expr>,
+    raw_id: Expr,
+    header_is: Vec<(u32, Expr)>,
+}
+
+impl Derived {
+    fn build(m: &mut Module, ids: Ids) -> Result<Derived, IrError> {
+        let named = |m: &Module, name: &str| -> Result<Expr, IrError> {
+            m.signal(name)
+                .map(|s| s.expr())
+                .ok_or_else(|| IrError::UnknownSignal {
+                    name: name.to_string(),
+                })
+        };
+        let load = named(m, "cfg_load")?;
+        let shadow: Vec<Expr> = (0..ids.k)
+            .map(|j| named(m, &format!("cfg_shadow_s{j}_flag")))
+            .collect::<Result<_, _>>()?;
+        let h = ids.max_header_bits();
+        let first = ids.first_slot_id() as u128;
+        let resume = m.current_section().map(str::to_string);
+        m.section("decompressor configuration: model IDs and header width of the loaded slots")?;
+        // C + P + the shadow flags of `flags`
+        let id_of = |flags: &[Expr]| -> Result<Expr, IrError> {
+            let n = popcount(flags)?;
+            let w = h.max(n.width());
+            n.zext(w)?.add(&k(first, w)?)?.trunc(h)
+        };
+        let reg = |m: &mut Module, name: &str, w: u32, reset: u128, next: Expr| {
+            let r = m.reg(name, w, Reset::Value(reset))?;
+            m.reg_next(&r, next, Some(load.clone()))?;
+            Ok::<Expr, IrError>(r.expr())
+        };
+        let mut slot_ids = vec![k(first, h)?];
+        for j in 1..ids.k {
+            let next = id_of(&shadow[..j])?;
+            slot_ids.push(reg(m, &format!("cfg_active_slot_id_s{j}"), h, first, next)?);
+        }
+        let raw_id = reg(m, "cfg_active_raw_id", h, first, id_of(&shadow)?)?;
+        // the header widths, and the loaded counts that give each
+        let mut widths: Vec<(u32, Vec<usize>)> = Vec::new();
+        for l in 0..=ids.k {
+            let hl = ids.header_bits(l);
+            match widths.iter_mut().find(|(w, _)| *w == hl) {
+                Some((_, ls)) => ls.push(l),
+                None => widths.push((hl, vec![l])),
+            }
+        }
+        let header_is = if widths.len() == 1 {
+            vec![(widths[0].0, Expr::bool(true))]
+        } else {
+            let loaded = popcount(&shadow)?;
+            let next: Vec<Expr> = widths
+                .iter()
+                .map(|(_, ls)| {
+                    let hits: Vec<Expr> = ls
+                        .iter()
+                        .map(|&l| eq_const(&loaded, l as u128))
+                        .collect::<Result<_, _>>()?;
+                    any_of(&hits)
+                })
+                .collect::<Result<_, _>>()?;
+            let w = next.len() as u32;
+            let bits = reg(
+                m,
+                "cfg_active_header_is",
+                w,
+                1,
+                Expr::concat(next.into_iter().rev())?,
+            )?;
+            widths
+                .iter()
+                .enumerate()
+                .map(|(i, (hl, _))| Ok((*hl, bits.bit(i as u32)?)))
+                .collect::<Result<_, IrError>>()?
+        };
+        if let Some(title) = resume {
+            m.section(&title)?;
+        }
+        Ok(Derived {
+            ids: slot_ids,
+            raw_id,
+            header_is,
+        })
+    }
 }
 
 /// The decompressor depths of a unit with the slots `spec`: those of the
@@ -1522,7 +1607,8 @@ fn any_of(flags: &[Expr]) -> Result<Expr, IrError> {
 
 /// The chosen slot's settings: a one-hot mux of the slots' `values` (one
 /// bus of settings bits per slot) by `chosen`, as the named wire `name`,
-/// bit by bit.
+/// bit by bit (one slot: its settings, whatever the model: the output mux
+/// takes the result only for a slot).
 fn chosen_bits(
     m: &mut Module,
     name: &str,
@@ -1533,21 +1619,24 @@ fn chosen_bits(
         .iter()
         .map(|v| Expr::concat(v.iter().rev().cloned()))
         .collect::<Result<_, _>>()?;
-    let bus = wire(m, name, onehot_mux(chosen, &buses)?)?;
+    let bus = match buses.as_slice() {
+        [only] => only.clone(),
+        _ => wire(m, name, onehot_mux(chosen, &buses)?)?,
+    };
     (0..bus.width()).map(|b| bus.bit(b)).collect()
 }
 
-/// The chosen slot's rules of the bytes `reads` names (one-hot mux by
-/// `chosen` of the slots' `rules`, per byte the candidate and `k + 7`),
-/// as the named wire `name` (seven bits a byte, the lowest byte in the
-/// low bits, the candidate on top).
+/// The chosen slot's rules of the bytes `reads` names (a one-hot mux by
+/// `chosen` of the slots' `rules`; one slot: its rules), as the named wire
+/// `name`: seven bits a byte, the lowest byte in the low bits, the
+/// candidate above `k + 7` ([`split_rules`]).
 fn chosen_rules(
     m: &mut Module,
     name: &str,
     chosen: &[Expr],
     rules: &[Vec<(Expr, Expr)>],
     reads: &[bool; BLOCK_BYTES],
-) -> Result<Vec<Option<(Expr, Expr)>>, IrError> {
+) -> Result<Expr, IrError> {
     let buses: Vec<Expr> = rules
         .iter()
         .map(|r| {
@@ -1560,11 +1649,24 @@ fn chosen_rules(
             )
         })
         .collect::<Result<_, _>>()?;
-    let bus = wire(m, name, onehot_mux(chosen, &buses)?)?;
+    let bus = match buses.as_slice() {
+        [only] => only.clone(),
+        _ => onehot_mux(chosen, &buses)?,
+    };
+    wire(m, name, bus)
+}
+
+/// The rules of the bytes `reads` names, from a bus of [`chosen_rules`]
+/// that holds the bytes `held` names: per byte the candidate and `k + 7`.
+fn split_rules(
+    bus: &Expr,
+    held: &[bool; BLOCK_BYTES],
+    reads: &[bool; BLOCK_BYTES],
+) -> Result<Vec<Option<(Expr, Expr)>>, IrError> {
     let mut at = 0;
     let mut out = Vec::with_capacity(BLOCK_BYTES);
-    for &read in reads {
-        out.push(if read {
+    for (&h, &read) in held.iter().zip(reads) {
+        let here = if h {
             let r = (
                 bus.slice(7 * at + 6, 7 * at + 4)?,
                 bus.slice(7 * at + 3, 7 * at)?,
@@ -1573,9 +1675,22 @@ fn chosen_rules(
             Some(r)
         } else {
             None
-        });
+        };
+        out.push(if read { here } else { None });
     }
     Ok(out)
+}
+
+/// The bytes whose rules the restoration levels `levels` (of `depth`)
+/// read: those they compute.
+fn level_reads(levels: std::ops::RangeInclusive<usize>, depth: usize) -> [bool; BLOCK_BYTES] {
+    let mut reads = [false; BLOCK_BYTES];
+    for t in levels {
+        for (i, c) in computed(t, depth).iter().enumerate() {
+            reads[i] |= c;
+        }
+    }
+    reads
 }
 
 /// The inverse transform of the chosen slot (`chosen`: one flag per slot)
