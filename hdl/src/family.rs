@@ -174,7 +174,11 @@ pub fn params_json<F: Family>(family: &F) -> Result<String, GenError> {
 }
 
 /// Generate `units` of `family` into `out_dir` (created if needed) with
-/// `files.f` and `params.json`, and return the written paths.
+/// `files.f` and `params.json`, and return the written paths. MPC units
+/// with programmable slots also get the C header `mpc_slots.h` of their
+/// register map (docs/hw/program-slots.md section 5); for MPC units
+/// without slots a `mpc_slots.h` left in `out_dir` by an earlier run is
+/// removed, so the directory never holds a map its units do not have.
 pub fn write_units<F: Family>(
     family: &F,
     out_dir: &Path,
@@ -183,8 +187,32 @@ pub fn write_units<F: Family>(
 ) -> Result<Vec<PathBuf>, GenError> {
     let header = header(family, command_line);
     let (files, described) = generate(family, units, &header)?;
-    let json = params_file(family, described).to_json()?;
-    crate::unit_dir::write_unit_dir(out_dir, &files, &json)
+    let params = params_file(family, described);
+    let json = params.to_json()?;
+    let c_header = match &params.family {
+        FamilyParams::Mpc(keys) => match &keys.slots {
+            Some(slots) => Some(crate::mpc::regmap::c_header(slots, &header)),
+            None => {
+                let stale = out_dir.join(crate::mpc::regmap::C_HEADER_FILE);
+                match std::fs::remove_file(&stale) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(GenError::Write {
+                            path: stale,
+                            source: e,
+                        })
+                    }
+                    _ => None,
+                }
+            }
+        },
+        _ => None,
+    };
+    let extra: Vec<(&str, &str)> = c_header
+        .as_deref()
+        .map(|h| (crate::mpc::regmap::C_HEADER_FILE, h))
+        .into_iter()
+        .collect();
+    crate::unit_dir::write_unit_dir(out_dir, &files, &json, &extra)
         .map_err(|(path, source)| GenError::Write { path, source })
 }
 
@@ -219,6 +247,58 @@ mod tests {
             .build(Unit::Dpc(DpcUnit::Compressor(Mode::Truc)))
             .expect("builds");
         assert_eq!(d.module, "dpc_truc_compressor");
+    }
+
+    /// A fresh empty directory under the system's temporary directory.
+    fn temp_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("hdl-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("temporary directory");
+        d
+    }
+
+    fn example_config(k: usize) -> crate::mpc::MpcConfig {
+        let set = golden::mpc::ModelSet::parse(
+            include_str!("../../models/example/model.toml"),
+            "example",
+        )
+        .expect("models/example is valid");
+        let form = golden::mpc::program::Form::by_name("stride-colpart").expect("form");
+        let spec = crate::mpc::SlotSpec::new(k, form).expect("slot spec");
+        let options = crate::mpc::Options::with_slots(spec, None, None).expect("options");
+        crate::mpc::MpcConfig {
+            set,
+            sha256: "0".repeat(64),
+            model_file: "model.toml".to_string(),
+            options,
+        }
+    }
+
+    #[test]
+    fn units_with_slots_get_the_c_header_and_the_slots_key() {
+        let dir = temp_dir("slots-header");
+        let config = example_config(2);
+        let paths = write_units(&config, &dir, &[], "gen --program-slots 2").expect("writes");
+        let h = dir.join(crate::mpc::regmap::C_HEADER_FILE);
+        assert!(paths.contains(&h), "{paths:?}");
+        let keys = crate::mpc::regmap::keys(&config.set, 2, config.options.slots().form());
+        let text = std::fs::read_to_string(&h).expect("header written");
+        assert_eq!(
+            text,
+            crate::mpc::regmap::c_header(&keys, &header(&config, "gen --program-slots 2"))
+        );
+        let params = crate::params::read(&dir.join("params.json")).expect("params.json reads");
+        match params.family {
+            FamilyParams::Mpc(k) => assert_eq!(k.slots, Some(keys)),
+            other => panic!("{other:?}"),
+        }
+        // the same directory regenerated without slots: no header left
+        let plain = example_config(0);
+        let paths = write_units(&plain, &dir, &[], "gen").expect("writes");
+        assert!(!h.exists() && !paths.contains(&h));
+        let text = std::fs::read_to_string(dir.join("params.json")).expect("params.json");
+        assert!(!text.contains("\"slots\""), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

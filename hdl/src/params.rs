@@ -62,6 +62,10 @@ pub struct MpcKeys {
     pub len_bits: u32,
     /// The name of every model ID, in ID order.
     pub model_ids: Vec<String>,
+    /// The programmable slots' configuration port and register map
+    /// (docs/hw/program-slots.md); absent for units without slots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<SlotsKeys>,
 }
 
 /// The `"slots"` key of an MPC `params.json`: what a driver or a simulator
@@ -217,4 +221,53 @@ pub fn read(path: &Path) -> Result<ParamsFile, UnitsError> {
         path: path.to_path_buf(),
         message: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slots_key_is_absent_without_slots_and_read_strictly() {
+        let keys = MpcKeys {
+            model_set: "s".to_string(),
+            model_sha256: "0".repeat(64),
+            header_bits: 3,
+            max_bits: 259,
+            len_bits: 9,
+            model_ids: vec!["raw".to_string()],
+            slots: None,
+        };
+        let file = ParamsFile {
+            family: FamilyParams::Mpc(keys.clone()),
+            units: vec![],
+        };
+        let text = file.to_json().expect("json");
+        assert!(!text.contains("slots"), "{text}");
+        assert_eq!(ParamsFile::parse(&text).expect("reads back"), file);
+        let set = golden::mpc::ModelSet::parse(
+            include_str!("../../models/example/model.toml"),
+            "example",
+        )
+        .expect("models/example is valid");
+        let form = golden::mpc::program::Form::by_name("stride-lib").expect("form");
+        let with = ParamsFile {
+            family: FamilyParams::Mpc(MpcKeys {
+                slots: Some(crate::mpc::regmap::keys(&set, 1, form)),
+                ..keys
+            }),
+            units: vec![],
+        };
+        let text = with.to_json().expect("json");
+        assert!(text.contains("\"slots\": {"), "{text}");
+        assert_eq!(ParamsFile::parse(&text).expect("reads back"), with);
+        // an unknown key inside `slots` or a register is refused, naming it
+        for (from, to) in [
+            ("\"route_bits\"", "\"route_bitz\""),
+            ("\"address_formula\"", "\"address\""),
+        ] {
+            let e = ParamsFile::parse(&text.replacen(from, to, 1)).expect_err("unknown key");
+            assert!(e.to_string().contains(&to[1..to.len() - 1]), "{e}");
+        }
+    }
 }

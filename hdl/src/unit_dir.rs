@@ -1,21 +1,24 @@
 //! Writing a generated unit directory: the Verilog files, `files.f` (one
-//! file name per line) and `params.json`.
+//! file name per line), `params.json` and the driver files beside it (the
+//! C header of units with programmable slots).
 
 use std::path::{Path, PathBuf};
 
 use crate::ir::{write_files, VerilogFile};
 
-/// Write `files`, `files.f` and `params.json` into `out_dir` (created if
-/// needed) and return the written paths; on failure, the path that could not
-/// be written and the I/O error.
+/// Write `files`, `files.f`, `params.json` and the `extra` files (name,
+/// text) into `out_dir` (created if needed) and return the written paths;
+/// on failure, the path that could not be written and the I/O error.
 pub fn write_unit_dir(
     out_dir: &Path,
     files: &[VerilogFile],
     params_json: &str,
+    extra: &[(&str, &str)],
 ) -> Result<Vec<PathBuf>, (PathBuf, std::io::Error)> {
     let mut paths = write_files(out_dir, files).map_err(|e| (out_dir.to_path_buf(), e))?;
     let list: String = files.iter().map(|f| format!("{}\n", f.file_name)).collect();
-    for (name, text) in [("files.f", list.as_str()), ("params.json", params_json)] {
+    let named = [("files.f", list.as_str()), ("params.json", params_json)];
+    for &(name, text) in named.iter().chain(extra) {
         let p = out_dir.join(name);
         std::fs::write(&p, text).map_err(|e| (p.clone(), e))?;
         paths.push(p);

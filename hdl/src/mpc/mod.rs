@@ -259,6 +259,11 @@ impl Family for MpcConfig {
             max_bits: set.max_bits(),
             len_bits: compressor::LEN_WIDTH,
             model_ids: (0..set.id_count() as u32).map(|i| set.id_name(i)).collect(),
+            slots: regmap::optional_keys(
+                set,
+                self.options.slots().k(),
+                self.options.slots().form(),
+            ),
         })
     }
 }
