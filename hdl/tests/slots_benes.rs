@@ -1,9 +1,12 @@
 //! The Benes networks of the slot reorders (`hdl::mpc::slots::benes`,
 //! `benes_inverse`), evaluated by the IR simulator, against a direct
-//! recursive reading of `B(N)` (`docs/hw/program-slots.md` section 2) on
+//! recursive reading of `B(N)` (`docs/hw/program-slots.md` section 2) and
+//! the golden `golden::mpc::program::benes::apply` / `apply_inverse` on
 //! random settings: 1-bit elements (the 256 stream bits), 8-bit elements
-//! (the 32 byte columns), and small networks.
+//! (the 32 byte columns), and small networks; and on the settings
+//! `benes::route` gives for random permutations.
 
+use golden::mpc::program::benes as golden_benes;
 use hdl::ir::{Bits, Expr, Module, Sim};
 use hdl::mpc::slots::{benes, benes_inverse, BenesPlan};
 
@@ -123,8 +126,19 @@ fn check(n: usize, w: u32, trials: usize, seed: &mut u64) {
         sim.set("c", &pack(&c, 1)).expect("c");
         let y = unpack(&sim.get("y").expect("y"), n, w);
         assert_eq!(y, reference(&settings, &x), "B({n}) forward, trial {t}");
+        assert_eq!(
+            y,
+            golden_benes::apply(&settings, &x),
+            "B({n}) golden, trial {t}"
+        );
         let back = unpack(&sim.get("x_back").expect("x_back"), n, w);
         assert_eq!(back, x, "B({n}) inverse of forward, trial {t}");
+        // the inverse circuit alone: x from y
+        assert_eq!(
+            golden_benes::apply_inverse(&settings, &y),
+            x,
+            "B({n}) golden inverse, trial {t}"
+        );
     }
 }
 
@@ -176,4 +190,29 @@ fn a_network_of_no_power_of_two_is_refused() {
     let xs: Vec<Expr> = (0..3).map(|i| x.bit(i).expect("bit")).collect();
     assert!(benes(&mut m, "b", &[], &xs).is_err());
     assert!(BenesPlan::new(1).is_err());
+}
+
+/// The settings `benes::route` gives for a random permutation make the
+/// circuit put `x[p[o]]` at output `o`, for 256 bits and 32 columns.
+#[test]
+fn routed_permutations_reorder_as_asked() {
+    let mut seed = 4;
+    for (n, w) in [(256usize, 1u32), (32, 8)] {
+        let m = network(n, w);
+        let mut sim = Sim::new(&m).expect("sim");
+        for _ in 0..6 {
+            let mut p: Vec<usize> = (0..n).collect();
+            for a in (1..n).rev() {
+                p.swap(a, (lcg(&mut seed) % (a as u64 + 1)) as usize);
+            }
+            let settings = golden_benes::route(&p).expect("a permutation routes");
+            let x: Vec<u64> = (0..n).map(|_| lcg(&mut seed) & ((1u64 << w) - 1)).collect();
+            let c: Vec<u64> = settings.iter().map(|&b| b as u64).collect();
+            sim.set("x", &pack(&x, w)).expect("x");
+            sim.set("c", &pack(&c, 1)).expect("c");
+            let y = unpack(&sim.get("y").expect("y"), n, w);
+            let want: Vec<u64> = p.iter().map(|&i| x[i]).collect();
+            assert_eq!(y, want, "B({n}) routed");
+        }
+    }
 }
