@@ -377,18 +377,8 @@ fn gen_mpc(a: MpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
         MpcUnit::Decompressor => vec![Unit::Mpc(Side::Decompressor)],
         MpcUnit::All => hdl::mpc::UNITS.to_vec(),
     };
-    let mut written = write_units(&config, &out, &units, command_line)
-        .with_context(|| format!("generating {} into {}", a.model.display(), out.display()))?;
-    if k > 0 {
-        // the driver's C header of the slot register map, beside params.json
-        let keys = hdl::mpc::regmap::keys(&config.set, k, form);
-        let header = hdl::family::header(&config, command_line);
-        let path = out.join(hdl::mpc::regmap::C_HEADER_FILE);
-        std::fs::write(&path, hdl::mpc::regmap::c_header(&keys, &header))
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        written.push(path);
-    }
-    Ok(written)
+    write_units(&config, &out, &units, command_line)
+        .with_context(|| format!("generating {} into {}", a.model.display(), out.display()))
 }
 
 /// The parsed command line, with options that do not apply to the chosen
