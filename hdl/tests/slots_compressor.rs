@@ -26,7 +26,7 @@ fn repo() -> PathBuf {
 }
 
 fn default_set() -> ModelSet {
-    ModelSet::load(&repo().join("models/default")).expect("models/default loads")
+    load("default")
 }
 
 fn form(name: &str) -> Form {
@@ -363,7 +363,18 @@ fn first_slots(image: &SlotImage, k: usize) -> SlotImage {
 /// expresses, so that it wins blocks; under `out_ready` stalls. Returns
 /// the blocks a slot coded.
 fn check_random(name: &str, k: usize, unloaded: Option<usize>, seed: u64) -> usize {
-    let set = default_set();
+    check_random_on(&default_set(), name, k, unloaded, seed)
+}
+
+/// [`check_random`] on the hard-wired set `set`.
+fn check_random_on(
+    set: &ModelSet,
+    name: &str,
+    k: usize,
+    unloaded: Option<usize>,
+    seed: u64,
+) -> usize {
+    let set = set.clone();
     let mut seed = seed;
     let mut blocks = random_blocks(36, &mut seed);
     blocks.extend(corpus("random slot images in the compressor", 1, 17));
@@ -379,7 +390,7 @@ fn check_random(name: &str, k: usize, unloaded: Option<usize>, seed: u64) -> usi
     if let (Some(p), Some(Some(slot))) = (expressible, image.slots.first_mut()) {
         slot.rules = p.bytes;
     }
-    let what = format!("random {name} K={k}");
+    let what = format!("random {name} K={k} on {}", set.name);
     check_image(&set, &image, 3, &blocks, 5, &what)
 }
 
@@ -395,6 +406,30 @@ fn random_colpart_images_code_as_the_programmed_set() {
 fn random_lib_and_cols_images_code_as_the_programmed_set() {
     check_random("stride-lib", 2, Some(0), 21);
     check_random("stride-cols", 1, None, 31);
+}
+
+fn load(name: &str) -> ModelSet {
+    ModelSet::load(&repo().join("models").join(name)).expect("set loads")
+}
+
+/// The exact selection rule (`models/default-exact`, the recommended
+/// hard-wired set).
+#[test]
+fn random_images_under_exact_selection_code_as_the_programmed_set() {
+    let coded = check_random_on(&load("default-exact"), "stride-colpart", 2, None, 41);
+    assert!(coded > 0, "no block coded by a slot");
+}
+
+/// A set without custom models (no zero-block or same-words ID: the slots
+/// follow the predictors at ID 5), and a set of one predictor
+/// (`models/int32`, whose hard-wired unit has no score).
+#[test]
+fn random_images_on_small_sets_code_as_the_programmed_set() {
+    let mut plain = load("default-exact");
+    plain.custom.zero_block = false;
+    plain.custom.same_words = false;
+    check_random_on(&plain, "stride-lib", 2, None, 42);
+    check_random_on(&load("int32"), "stride-lib", 1, None, 43);
 }
 
 /// The blocks of one corpus file (an application: `eso-fits-i16`, else the
