@@ -202,13 +202,14 @@ fn decode_stage(
     is_pred: &Expr,
     keep: u32,
     hold: bool,
+    init: &[Expr],
 ) -> Result<Decoded, IrError> {
     // length flags at each offset a code of the stage can start
-    let max_start = SLOT * (n as u32 - 1);
+    let max_start = SLOT * (n as u32 - 1) + init.len() as u32 - 1;
     let lens_at: Vec<Vec<Expr>> = (0..=max_start)
         .map(|j| lengths(&bits_at(&st.stream, j, 4)?))
         .collect::<Result<_, _>>()?;
-    let starts = code_starts(m, first, n, &lens_at)?;
+    let starts = code_starts(m, first, n, &lens_at, init)?;
     let mut progress = Progress {
         symbols: st.symbols.clone(),
         // the symbol count, one-hot over 0..=16 (16: all symbols decoded)
@@ -256,14 +257,19 @@ fn decode_stage(
         k(0, 1)?
     } else if hold {
         // stage 1: the stream is also the raw and same-words payload, so a
-        // non-predictor model's stays where it is
-        let aw = bits_for((SLOT * n as u32) as u64);
+        // non-predictor model's stays where it is (after the header: by
+        // the first code's start when that varies)
+        let aw = bits_for((SLOT * n as u32) as u64 + init.len() as u64 - 1);
         let end = ends[n].slice(aw - 1, 0)?;
-        let amount = wire(
-            m,
-            &format!("dec{last}_shift"),
-            end.and(&is_pred.repeat(aw)?)?,
-        )?;
+        let amount = if init.len() == 1 {
+            end.and(&is_pred.repeat(aw)?)?
+        } else {
+            let offsets: Vec<Expr> = (0..init.len())
+                .map(|o| k(o as u128, aw))
+                .collect::<Result<_, _>>()?;
+            Expr::mux(is_pred, &end, &onehot_mux(init, &offsets)?)?
+        };
+        let amount = wire(m, &format!("dec{last}_shift"), amount)?;
         let name = format!("dec{last}_stream");
         let shifted = shl_var_top(m, &name, &st.stream, &amount, keep)?;
         wire(m, &name, shifted)?
@@ -362,7 +368,9 @@ impl PairSteps<'_> {
 }
 
 /// The starts of the `n` codes of a stage and the end of the last, from
-/// the length flags `lens_at` at each offset. In a stage of six or more
+/// the length flags `lens_at` at each offset and the first code's start
+/// `init` (one-hot from offset 0; one flag, true, but in stage 1 of a
+/// unit with slots). In a stage of six or more
 /// codes an even code's start comes from the start two codes before by
 /// the pair lengths ([`PairSteps`]), an odd one's from the start just
 /// before by the single lengths: the chain to the `i`-th start is about
@@ -374,6 +382,7 @@ fn code_starts(
     first: usize,
     n: usize,
     lens_at: &[Vec<Expr>],
+    init: &[Expr],
 ) -> Result<Vec<Start>, IrError> {
     let paired = n >= PAIRED_FROM;
     let mut pairs = PairSteps {
@@ -381,7 +390,7 @@ fn code_starts(
         lens_at,
         made: Default::default(),
     };
-    let mut starts: Vec<Start> = vec![(0, vec![Expr::bool(true)])];
+    let mut starts: Vec<Start> = vec![(0, init.to_vec())];
     for i in 0..n {
         let two = paired && i % 2 == 1;
         let (lo, flags) = if two { &starts[i - 1] } else { &starts[i] };
@@ -549,10 +558,10 @@ fn advance_count(index: &[Expr], count: &[Expr], c: usize) -> Result<(Vec<Expr>,
 
 /// The checks after the last code: a predictor's codes stand for exactly
 /// 16 symbols, and the bits used (`used`: header and codes) are `len`;
-/// zero-block, same-words and raw (`kinds`, in that order) take H, H+32
-/// and H+256 bits.
+/// zero-block, same-words and raw (`kinds`, in that order) take the
+/// lengths `lens` (H, H+32 and H+256 bits).
 fn length_checks(
-    h: u32,
+    lens: [Expr; 3],
     used: &Expr,
     index: &Expr,
     len: &Expr,
@@ -560,11 +569,12 @@ fn length_checks(
     kinds: [&Expr; 3],
 ) -> Result<Expr, IrError> {
     let [zero, same, raw] = kinds;
+    let [zero_len, same_len, raw_len] = lens;
     let expected_len = priority(
         &[
-            (zero.clone(), k(h as u128, LEN_WIDTH)?),
-            (same.clone(), k(h as u128 + 32, LEN_WIDTH)?),
-            (raw.clone(), k(h as u128 + STREAM_BITS as u128, LEN_WIDTH)?),
+            (zero.clone(), zero_len),
+            (same.clone(), same_len),
+            (raw.clone(), raw_len),
         ],
         used.clone(),
     )?;
@@ -759,7 +769,8 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         plan,
         base: stages,
         slots: None,
-        slot_regs: None,
+        slot_rules: None,
+        header_starts: vec![Expr::bool(true)],
     };
     let [block, error, model] = d.datapath(&in_bits, &in_len)?;
     d.u.drive(&out_block, block)?;
@@ -787,10 +798,14 @@ struct Decompressor<'a> {
     base: usize,
     /// The slots' configuration (none: the hard-wired unit).
     slots: Option<SlotCtl>,
-    /// The restoration stage's slot registers: a slot was decoded without
-    /// error, and the chosen slot's rules of the bytes the restoration
-    /// levels compute ([`chosen_rules`]).
-    slot_regs: Option<(Expr, Expr)>,
+    /// The chosen slot's rules of the bytes the restoration levels compute
+    /// ([`chosen_rules`]; all roots for other models), registered by the
+    /// restoration stage.
+    slot_rules: Option<Expr>,
+    /// The first code's start in stage 1's stream, one-hot from offset 0
+    /// (one flag, true, without slots; with slots the stream starts after
+    /// the shortest header and the code after the loaded slots' header).
+    header_starts: Vec<Expr>,
 }
 
 /// What a stage hands the next: the decoder state, the model ID, the
@@ -930,14 +945,9 @@ impl Decompressor<'_> {
         let wbits = in_bits.width();
         let title = self.title(1, 0, self.plan[0]);
         self.u.stage(1, &title)?;
-        let normalised = match &self.slots {
-            Some(ctl) => Some(normalise(&mut self.u.m, ctl, h, in_bits, in_len)?),
-            None => None,
-        };
-        let (in_bits, in_len) = match &normalised {
-            Some(n) => (&n.bits, &n.len),
-            None => (in_bits, in_len),
-        };
+        if self.slots.is_some() {
+            return self.slot_header(in_bits, in_len);
+        }
         let id = self.probes.wire(
             &mut self.u.m,
             1,
@@ -946,22 +956,12 @@ impl Decompressor<'_> {
             "header",
             When::Always,
         )?;
-        let (bad_id, too_long) = match (&self.slots, &normalised) {
-            // an ID past the raw escape of the loaded slots; the length
-            // against the header of the loaded slots; another epoch
-            (Some(ctl), Some(n)) => {
-                let bad_id = id.cmp_gt(&ctl.raw_id)?;
-                (bad_id, n.too_long.or(&n.other_epoch)?)
-            }
-            _ => {
-                let bad_id = if (1u64 << h) > set.id_count() as u64 {
-                    id.cmp_gt(&k(set.raw_id() as u128, h)?)?
-                } else {
-                    Expr::bool(false)
-                };
-                (bad_id, in_len.cmp_gt(&k(wbits as u128, LEN_WIDTH)?)?)
-            }
+        let bad_id = if (1u64 << h) > set.id_count() as u64 {
+            id.cmp_gt(&k(set.raw_id() as u128, h)?)?
+        } else {
+            Expr::bool(false)
         };
+        let too_long = in_len.cmp_gt(&k(wbits as u128, LEN_WIDTH)?)?;
         let st = State {
             stream: in_bits.slice(wbits - h - 1, 0)?,
             symbols: k(0, STREAM_BITS as u32)?,
@@ -978,12 +978,106 @@ impl Decompressor<'_> {
         })
     }
 
+    /// Stage 1's header in a unit with slots, whose header has `h(L)` bits
+    /// (`H` with every slot loaded): the model ID is the top `h(L)` bits
+    /// (`header_id`, `H` bits), checked against the raw escape of the loaded
+    /// slots; the length against `h(L) + 256`; the epoch
+    /// (`epoch_mismatch`). The stream starts after the shortest header
+    /// `h(0)` and the first code after `h(L)`: its start is one-hot over
+    /// the offsets `0..=H - h(0)` by the loaded slots' header width, so
+    /// the input is never shifted before the code starts are found.
+    fn slot_header(&mut self, in_bits: &Expr, in_len: &Expr) -> Result<Carried, IrError> {
+        let h = self.h;
+        let wbits = in_bits.width();
+        let Some(ctl) = &self.slots else {
+            return Err(IrError::EmptyConcat);
+        };
+        let m = &mut self.u.m;
+        let flags: Vec<Expr> = ctl.header_is.iter().map(|(_, f)| f.clone()).collect();
+        let ids: Vec<Expr> = ctl
+            .header_is
+            .iter()
+            .map(|(hl, _)| in_bits.slice(wbits - 1, wbits - hl)?.zext(h))
+            .collect::<Result<_, _>>()?;
+        let id = self.probes.wire(
+            m,
+            1,
+            "header_id",
+            onehot_mux(&flags, &ids)?,
+            "header",
+            When::Always,
+        )?;
+        let bad_id = id.cmp_gt(&ctl.raw_id)?;
+        let longs: Vec<Expr> = ctl
+            .header_is
+            .iter()
+            .map(|(hl, _)| in_len.cmp_gt(&k((hl + STREAM_BITS as u32) as u128, LEN_WIDTH)?))
+            .collect::<Result<_, _>>()?;
+        let too_long = onehot_mux(&flags, &longs)?;
+        let other_epoch = wire(m, "epoch_mismatch", ctl.in_epoch.cmp_ne(&ctl.epoch)?)?;
+        let h0 = ctl.header_is.first().map_or(h, |(hl, _)| *hl);
+        self.header_starts = (h0..=h)
+            .map(|w| {
+                ctl.header_is
+                    .iter()
+                    .find(|(hl, _)| *hl == w)
+                    .map_or(Expr::bool(false), |(_, f)| f.clone())
+            })
+            .collect();
+        let st = State {
+            stream: in_bits.slice(wbits - h0 - 1, 0)?,
+            symbols: k(0, STREAM_BITS as u32)?,
+            index: k(0, 5)?,
+            // the codes' bits count from the end of the shortest header
+            used: k(h0 as u128, LEN_WIDTH)?,
+            error: bad_id.or(&too_long)?.or(&other_epoch)?,
+        };
+        Ok(Carried {
+            payload: st.stream.clone(),
+            st,
+            model_id: id,
+            len: in_len.clone(),
+            code: 0,
+        })
+    }
+
+    /// The lengths of a zero-block, same-words and raw block: the header,
+    /// plus 32 and 256 bits (with slots, the header of the loaded slots).
+    fn custom_lens(&self) -> Result<[Expr; 3], IrError> {
+        let lens = |hl: u32| -> Result<[Expr; 3], IrError> {
+            Ok([
+                k(hl as u128, LEN_WIDTH)?,
+                k(hl as u128 + 32, LEN_WIDTH)?,
+                k(hl as u128 + STREAM_BITS as u128, LEN_WIDTH)?,
+            ])
+        };
+        let Some(ctl) = &self.slots else {
+            return lens(self.h);
+        };
+        let flags: Vec<Expr> = ctl.header_is.iter().map(|(_, f)| f.clone()).collect();
+        let per: Vec<[Expr; 3]> = ctl
+            .header_is
+            .iter()
+            .map(|(hl, _)| lens(*hl))
+            .collect::<Result<_, _>>()?;
+        let pick = |i: usize| -> Result<Expr, IrError> {
+            let vals: Vec<Expr> = per.iter().map(|l| l[i].clone()).collect();
+            onehot_mux(&flags, &vals)
+        };
+        Ok([pick(0)?, pick(1)?, pick(2)?])
+    }
+
     /// Stage `s`'s codes (as the plan says) and, in the stage that makes
     /// them, the length checks. Returns the model kind of the stage's
     /// model ID and the bits its codes took.
     fn decode_in(&mut self, s: usize, carried: &mut Carried) -> Result<(Kinds, Expr), IrError> {
         let kinds = self.kinds(&carried.model_id, s - 1)?;
         let n = self.plan[s - 1];
+        let lens = if s == self.checks_at {
+            Some(self.custom_lens()?)
+        } else {
+            None
+        };
         let m = &mut self.u.m;
         let any_pred = kinds.any_pred()?;
         // a stage with no codes and no checks has no use for it
@@ -997,19 +1091,27 @@ impl Decompressor<'_> {
         if n > 0 {
             let remaining = SYMBOLS - carried.code - n;
             // stage 1's stream is also the payload of raw and same-words
+            // (the top 256 bits: a unit with slots reads its stream from
+            // after the shortest header)
             let keep = if s == 1 {
-                st.stream.width()
+                st.stream.width().min(STREAM_BITS as u32)
             } else {
                 (SLOT * remaining as u32).min(st.stream.width())
             };
-            let d = decode_stage(m, carried.code, n, st, &is_pred, keep, s == 1)?;
+            let one = [Expr::bool(true)];
+            let init = if s == 1 {
+                &self.header_starts[..]
+            } else {
+                &one[..]
+            };
+            let d = decode_stage(m, carried.code, n, st, &is_pred, keep, s == 1, init)?;
             *st = d.state;
             consumed = d.consumed;
             carried.code += n;
         }
-        if s == self.checks_at {
+        if let Some(lens) = lens {
             let kinds = [&kinds.zero, &kinds.same, &kinds.raw];
-            let bad = length_checks(self.h, &st.used, &st.index, &carried.len, &is_pred, kinds)?;
+            let bad = length_checks(lens, &st.used, &st.index, &carried.len, &is_pred, kinds)?;
             st.error = wire(m, &format!("s{s}_error_d"), st.error.or(&bad)?)?;
         }
         Ok((kinds, consumed))
@@ -1107,9 +1209,11 @@ impl Decompressor<'_> {
                 inverse_transform(&mut self.u.m, &mut self.probes, inv, p, id, pr, &st.symbols)
             })
             .collect::<Result<_, _>>()?;
-        // payload bytes: byte j = payload[255-8j : 248-8j]
+        // payload bytes from the top: byte j = payload[255-8j : 248-8j]
+        // of a 256-bit payload
+        let pw = payload.width();
         let payload_bytes: Vec<Expr> = (0..32u32)
-            .map(|j| payload.slice(255 - 8 * j, 248 - 8 * j))
+            .map(|j| payload.slice(pw - 1 - 8 * j, pw - 8 - 8 * j))
             .collect::<Result<_, _>>()?;
         let payload_block = wire(&mut self.u.m, "payload_block", block_of(payload_bytes)?)?;
         let mut sel = kinds.preds;
@@ -1169,8 +1273,7 @@ impl Decompressor<'_> {
     /// last picks the restored block for a slot, else the block carried
     /// (`s<N>_block`, `s<N>_error`, `s<N>_model`).
     fn slot_stages(&mut self, regs: [Expr; 3]) -> Result<[Expr; 3], IrError> {
-        let (Some(ctl), Some((mut is_slot, mut rules))) = (&self.slots, self.slot_regs.clone())
-        else {
+        let (Some(ctl), Some(mut rules)) = (&self.slots, self.slot_rules.clone()) else {
             return Ok(regs);
         };
         let [block, mut error, mut model] = regs;
@@ -1180,7 +1283,7 @@ impl Decompressor<'_> {
         let mut restored: Vec<Option<Expr>> = (0..BLOCK_BYTES)
             .map(|i| byte(&block, i).map(Some))
             .collect::<Result<_, _>>()?;
-        let mut residue = block;
+        let mut residue = restored.clone();
         // the bytes whose rules `rules` holds
         let mut held = level_reads(1..=depth, depth);
         for (i, levels) in plan.into_iter().enumerate() {
@@ -1205,23 +1308,23 @@ impl Decompressor<'_> {
                     .into_iter()
                     .map(|b| b.ok_or(IrError::EmptyConcat))
                     .collect::<Result<_, _>>()?;
-                let block = Expr::mux(&is_slot, &block_of(bytes)?, &residue)?;
                 return Ok([
-                    u.reg(s, "block", block)?,
+                    u.reg(s, "block", block_of(bytes)?)?,
                     u.reg(s, "error", error)?,
                     u.reg(s, "model", model)?,
                 ]);
             }
-            residue = u.reg(s, "residue", residue)?;
-            // the bytes later levels read, lowest byte in the low bits
-            let kept: Vec<Expr> = restored.iter().flatten().cloned().collect();
-            let r = u.reg(s, "restored", Expr::concat(kept.into_iter().rev())?)?;
-            for (at, b) in restored.iter_mut().filter(|b| b.is_some()).enumerate() {
-                let at = at as u32;
-                *b = Some(r.slice(8 * at + 7, 8 * at)?);
-            }
-            // the rules later levels read
+            // the residues of the bytes later levels compute, and the
+            // bytes they read, lowest byte in the low bits
             let later = level_reads(levels.end() + 1..=depth, depth);
+            for (b, keep) in residue.iter_mut().zip(later) {
+                if !keep {
+                    *b = None;
+                }
+            }
+            register_bytes(u, s, "residue", &mut residue)?;
+            register_bytes(u, s, "restored", &mut restored)?;
+            // the rules later levels read
             let next: Vec<Expr> = split_rules(&rules, &held, &later)?
                 .into_iter()
                 .flatten()
@@ -1230,7 +1333,6 @@ impl Decompressor<'_> {
                 .collect();
             rules = u.reg(s, "slot_rules", Expr::concat(next)?)?;
             held = later;
-            is_slot = u.reg(s, "is_slot", is_slot)?;
             error = u.reg(s, "error", error)?;
             model = u.reg(s, "model", model)?;
         }
@@ -1254,6 +1356,7 @@ impl Decompressor<'_> {
         };
         self.u.stage(stages, title)?;
         let kinds = self.kinds(&inv.model_id, self.inv)?;
+        let lens = self.custom_lens()?;
         let m = &mut self.u.m;
         let error = match inv.check_in {
             Some([used, consumed, index, len]) => {
@@ -1261,7 +1364,7 @@ impl Decompressor<'_> {
                 let is_pred = wire(m, &format!("s{}_is_predictor", self.inv), any_pred)?;
                 let used = wire(m, &format!("s{}_used_next", self.inv), used.add(&consumed)?)?;
                 let flags = [&kinds.zero, &kinds.same, &kinds.raw];
-                let bad = length_checks(self.h, &used, &index, &len, &is_pred, flags)?;
+                let bad = length_checks(lens, &used, &index, &len, &is_pred, flags)?;
                 wire(m, &format!("s{stages}_error_d"), inv.error.or(&bad)?)?
             }
             None => inv.error,
@@ -1288,14 +1391,14 @@ impl Decompressor<'_> {
         let mut slot_next = None;
         if let Some(ctl) = &self.slots {
             // the chosen slot's residues; its restoration levels follow,
-            // with its rules of the bytes they compute
+            // with its rules of the bytes they compute (all roots for
+            // other models: the levels then keep the block)
             let chosen = &kinds.slots;
             let any_slot = wire(m, &format!("s{}_is_any_slot", self.inv), any_of(chosen)?)?;
-            sel.push(any_slot.clone());
+            sel.push(any_slot);
             vals.push(slot_inverse(m, ctl, set, chosen, &inv.residue)?);
             let reads = level_reads(1..=ctl.form.max_depth, ctl.form.max_depth);
-            let rules = chosen_rules(m, "slot_rules", chosen, &ctl.rules, &reads)?;
-            slot_next = Some((any_slot.and(&error.not())?, rules));
+            slot_next = Some(chosen_rules(m, "slot_rules", chosen, &ctl.rules, &reads)?);
         }
         let ok = error.not();
         let block = onehot_mux(&sel, &vals)?.and(&ok.repeat(8 * BLOCK_BYTES as u32)?)?;
@@ -1305,11 +1408,8 @@ impl Decompressor<'_> {
             u.reg(stages, "error", error)?,
             u.reg(stages, "model", inv.model_id)?,
         ];
-        if let Some((is_slot, rules)) = slot_next {
-            self.slot_regs = Some((
-                u.reg(stages, "is_slot", is_slot)?,
-                u.reg(stages, "slot_rules", rules)?,
-            ));
+        if let Some(rules) = slot_next {
+            self.slot_rules = Some(u.reg(stages, "slot_rules", rules)?);
         }
         for (name, mirrors, when) in [
             // all zero when the golden model rejects the input
@@ -1402,7 +1502,8 @@ pub fn build_slots(
         plan,
         base,
         slots: Some(ctl),
-        slot_regs: None,
+        slot_rules: None,
+        header_starts: Vec::new(),
     };
     let [block, error, model] = d.datapath(&in_bits, &in_len)?;
     d.u.drive(&out_block, block)?;
@@ -1555,48 +1656,6 @@ struct SlotCtl {
     in_epoch: Expr,
 }
 
-/// The input bus and length at the widest header: a block with an
-/// `h(L)`-bit header is shifted down by `H - h(L)` (zeros on top), and its
-/// length grows by as much, so that the decode at width `H` reads it.
-struct Normalised {
-    bits: Expr,
-    len: Expr,
-    /// `in_len` past `h(L) + 256`.
-    too_long: Expr,
-    /// `in_epoch` is not the active epoch.
-    other_epoch: Expr,
-}
-
-/// Stage 1 of a unit with slots: the input at the widest header
-/// (`header_bits`, `header_len`), the length check against the header of
-/// the loaded slots, and the epoch check (`epoch_mismatch`).
-fn normalise(
-    m: &mut Module,
-    ctl: &SlotCtl,
-    h: u32,
-    in_bits: &Expr,
-    in_len: &Expr,
-) -> Result<Normalised, IrError> {
-    let mut flags = Vec::with_capacity(ctl.header_is.len());
-    let mut bits = Vec::with_capacity(ctl.header_is.len());
-    let mut lens = Vec::with_capacity(ctl.header_is.len());
-    let mut longs = Vec::with_capacity(ctl.header_is.len());
-    for (hl, flag) in &ctl.header_is {
-        let d = h - hl;
-        flags.push(flag.clone());
-        bits.push(in_bits.shr(d));
-        // (a length past the maximum is an error: its wrap is never read)
-        lens.push(in_len.add(&k(d as u128, LEN_WIDTH)?)?);
-        longs.push(in_len.cmp_gt(&k((hl + STREAM_BITS as u32) as u128, LEN_WIDTH)?)?);
-    }
-    Ok(Normalised {
-        bits: wire(m, "header_bits", onehot_mux(&flags, &bits)?)?,
-        len: wire(m, "header_len", onehot_mux(&flags, &lens)?)?,
-        too_long: onehot_mux(&flags, &longs)?,
-        other_epoch: wire(m, "epoch_mismatch", ctl.in_epoch.cmp_ne(&ctl.epoch)?)?,
-    })
-}
-
 /// OR of 1-bit flags (false for none).
 fn any_of(flags: &[Expr]) -> Result<Expr, IrError> {
     match flags.split_first() {
@@ -1627,9 +1686,9 @@ fn chosen_bits(
 }
 
 /// The chosen slot's rules of the bytes `reads` names (a one-hot mux by
-/// `chosen` of the slots' `rules`; one slot: its rules), as the named wire
-/// `name`: seven bits a byte, the lowest byte in the low bits, the
-/// candidate above `k + 7` ([`split_rules`]).
+/// `chosen` of the slots' `rules`: all zero, all roots, when no slot is
+/// chosen), as the named wire `name`: seven bits a byte, the lowest byte
+/// in the low bits, the candidate above `k + 7` ([`split_rules`]).
 fn chosen_rules(
     m: &mut Module,
     name: &str,
@@ -1649,11 +1708,7 @@ fn chosen_rules(
             )
         })
         .collect::<Result<_, _>>()?;
-    let bus = match buses.as_slice() {
-        [only] => only.clone(),
-        _ => onehot_mux(chosen, &buses)?,
-    };
-    wire(m, name, bus)
+    wire(m, name, onehot_mux(chosen, &buses)?)
 }
 
 /// The rules of the bytes `reads` names, from a bus of [`chosen_rules`]
@@ -1833,7 +1888,7 @@ fn slot_levels(
     m: &mut Module,
     levels: std::ops::RangeInclusive<usize>,
     depth: usize,
-    residue: &Expr,
+    residue: &[Option<Expr>],
     mut restored: Vec<Option<Expr>>,
     rules: &[Option<(Expr, Expr)>],
 ) -> Result<Vec<Option<Expr>>, IrError> {
@@ -1851,7 +1906,8 @@ fn slot_levels(
                 let (cand, kcode) = rules[i].as_ref().ok_or(IrError::EmptyConcat)?;
                 let name = format!("slot_level{t}_b{i}");
                 let pred = slots::stride_prediction(m, &name, &before, i, cand, kcode)?;
-                next[i] = Some(byte(residue, i)?.add(&pred)?);
+                let r = residue[i].as_ref().ok_or(IrError::EmptyConcat)?;
+                next[i] = Some(r.add(&pred)?);
             } else if read[i] {
                 next[i] = restored[i].clone();
             }
@@ -1872,6 +1928,23 @@ fn slot_levels(
         restored = next;
     }
     Ok(restored)
+}
+
+/// Register the bytes of `bytes` that are there as `s<stage>_<name>` (the
+/// lowest byte in the low bits) and read them back from the register.
+fn register_bytes(
+    u: &mut StreamUnit,
+    stage: usize,
+    name: &str,
+    bytes: &mut [Option<Expr>],
+) -> Result<(), IrError> {
+    let kept: Vec<Expr> = bytes.iter().flatten().cloned().collect();
+    let r = u.reg(stage, name, Expr::concat(kept.into_iter().rev())?)?;
+    for (at, b) in bytes.iter_mut().filter(|b| b.is_some()).enumerate() {
+        let at = at as u32;
+        *b = Some(r.slice(8 * at + 7, 8 * at)?);
+    }
+    Ok(())
 }
 
 /// Restoration levels per stage of the slot restoration stages: the
