@@ -156,16 +156,6 @@ pub fn load_units(
     model: &Path,
     slots: Option<crate::slots::SlotUnit>,
 ) -> Result<Rtl, RtlError> {
-    load_described(dir, set, model, slots, false)
-}
-
-fn load_described(
-    dir: &Path,
-    set: &ModelSet,
-    model: &Path,
-    slots: Option<crate::slots::SlotUnit>,
-    generated: bool,
-) -> Result<Rtl, RtlError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| RtlError::Io { path, source }
@@ -231,11 +221,8 @@ fn load_described(
             model_sha,
         })));
     }
-    let described_slots = described_slots(&pj)?;
+    let described_slots = described_slots(&pj, keys)?;
     let slots = match (slots, described_slots) {
-        // units generated here with these slots, by a generator that does
-        // not describe them
-        (Some(want), None) if generated => Some(want),
         (Some(want), found) if found != Some(want) => {
             return Err(RtlError::Slots {
                 path: pj,
@@ -283,35 +270,21 @@ fn load_described(
     })
 }
 
-/// The programmable slots `params.json` describes under its key `slots`
-/// (`k`, `form`; docs/hw/program-slots.md section 5), if any.
-fn described_slots(pj: &Path) -> Result<Option<crate::slots::SlotUnit>, RtlError> {
-    let bad = |message: String| RtlError::ParamsFile {
-        path: pj.to_path_buf(),
-        message,
-    };
-    let text = std::fs::read_to_string(pj).map_err(|source| RtlError::Io {
-        path: pj.to_path_buf(),
-        source,
-    })?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    let Some(slots) = v.get("slots") else {
+/// The programmable slots that the key `slots` of `params.json` (`pj`)
+/// describes, if any.
+fn described_slots(
+    pj: &Path,
+    keys: &hdl::params::MpcKeys,
+) -> Result<Option<crate::slots::SlotUnit>, RtlError> {
+    let Some(k) = &keys.slots else {
         return Ok(None);
     };
-    let k = slots
-        .get("k")
-        .and_then(serde_json::Value::as_u64)
-        .ok_or_else(|| bad("`slots.k` is not a number".to_string()))?;
-    let name = slots
-        .get("form")
-        .and_then(serde_json::Value::as_str)
-        .ok_or_else(|| bad("`slots.form` is not a string".to_string()))?;
-    let form = golden::mpc::program::Form::by_name(name)
-        .ok_or_else(|| bad(format!("`slots.form` `{name}` is not a slot form")))?;
-    Ok((k > 0).then_some(crate::slots::SlotUnit {
-        k: k as usize,
-        form,
-    }))
+    let form =
+        golden::mpc::program::Form::by_name(&k.form).ok_or_else(|| RtlError::ParamsFile {
+            path: pj.to_path_buf(),
+            message: format!("`slots.form` `{}` is not a slot form", k.form),
+        })?;
+    Ok((k.k > 0).then_some(crate::slots::SlotUnit { k: k.k, form }))
 }
 
 /// Load a model set with a clear error.
@@ -344,13 +317,8 @@ pub fn generate_units(
             let spec =
                 hdl::mpc::SlotSpec::new(u.k, u.form).map_err(|e| generate_error(e.to_string()))?;
             // the default depths of units with slots
-            options = hdl::mpc::Options::with_stages(
-                hdl::mpc::slots::SLOT_COMPRESSOR_STAGES,
-                hdl::mpc::decompressor::slot_default_stages(&spec),
-            )
-            .map_err(|e| generate_error(e.to_string()))?
-            .with_slots(spec)
-            .map_err(|e| generate_error(e.to_string()))?;
+            options = hdl::mpc::Options::with_slots(spec, None, None)
+                .map_err(|e| generate_error(e.to_string()))?;
             format!(
                 "cosim --model {} --program-slots {} --slot-form {}",
                 set_dir.display(),
@@ -363,7 +331,7 @@ pub fn generate_units(
         hdl::mpc::MpcConfig::load(set_dir, options).map_err(|e| generate_error(e.to_string()))?;
     hdl::family::write_units(&config, out_dir, &hdl::mpc::UNITS, &command_line)
         .map_err(|e| generate_error(e.to_string()))?;
-    load_described(out_dir, &set, set_dir, slots, true)
+    load_units(out_dir, &set, set_dir, slots)
 }
 
 #[cfg(test)]
