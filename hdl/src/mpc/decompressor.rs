@@ -192,8 +192,10 @@ struct Decoded {
 /// `n` short steps; each code's 17-bit head is then picked by its one-hot
 /// start and decoded off that chain. The stream handed on is shifted by
 /// the end of the last code in one barrel shifter, keeping its top `keep`
-/// bits (none after the last codes); with `hold`, a non-predictor model's
-/// stream stays where it is.
+/// bits (none after the last codes); with `hold` (stage 1), a
+/// non-predictor model's stream stays where it is, and `hold` gives the
+/// first code's start, one-hot from offset 0 (one flag, true, without
+/// slots).
 fn decode_stage(
     m: &mut Module,
     first: usize,
@@ -201,9 +203,10 @@ fn decode_stage(
     st: &State,
     is_pred: &Expr,
     keep: u32,
-    hold: bool,
-    init: &[Expr],
+    hold: Option<&[Expr]>,
 ) -> Result<Decoded, IrError> {
+    let one = [Expr::bool(true)];
+    let init = hold.unwrap_or(&one);
     // length flags at each offset a code of the stage can start
     let max_start = SLOT * (n as u32 - 1) + init.len() as u32 - 1;
     let lens_at: Vec<Vec<Expr>> = (0..=max_start)
@@ -255,7 +258,7 @@ fn decode_stage(
     let consumed = wire(m, &format!("dec{last}_consumed"), onehot_mux(&sel, &ends)?)?;
     let next_stream = if keep == 0 {
         k(0, 1)?
-    } else if hold {
+    } else if hold.is_some() {
         // stage 1: the stream is also the raw and same-words payload, so a
         // non-predictor model's stays where it is (after the header: by
         // the first code's start when that varies)
@@ -1098,13 +1101,8 @@ impl Decompressor<'_> {
             } else {
                 (SLOT * remaining as u32).min(st.stream.width())
             };
-            let one = [Expr::bool(true)];
-            let init = if s == 1 {
-                &self.header_starts[..]
-            } else {
-                &one[..]
-            };
-            let d = decode_stage(m, carried.code, n, st, &is_pred, keep, s == 1, init)?;
+            let hold = (s == 1).then_some(&self.header_starts[..]);
+            let d = decode_stage(m, carried.code, n, st, &is_pred, keep, hold)?;
             *st = d.state;
             consumed = d.consumed;
             carried.code += n;
