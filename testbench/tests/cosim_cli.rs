@@ -358,3 +358,40 @@ fn progress_is_printed_as_plain_lines_when_stderr_is_not_a_terminal() {
     );
     assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
 }
+
+#[test]
+fn bad_slot_options_are_refused_before_generating() {
+    let example = models().join("example");
+    let m = example.to_str().expect("utf-8 path");
+    for (extra, needle) in [
+        (
+            &["--program-slots", "2", "--slot-form", "nope"][..],
+            "--slot-form",
+        ),
+        (
+            &["--program-slots", "2", "--slot-form", "full"][..],
+            "--program-slots",
+        ),
+        (&["--program-slots", "9"][..], "--program-slots"),
+        (
+            &["--program-slots", "1", "--slot-images", "trained,bogus"][..],
+            "--slot-images",
+        ),
+        (
+            &["--program-slots", "1", "--reprogram-every", "0"][..],
+            "--reprogram-every",
+        ),
+    ] {
+        let mut args = vec![
+            "--model",
+            m,
+            "--sim",
+            "icarus",
+            "--no-corpus",
+            "--blocks",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        assert_refused(COSIM, &args, &[needle]);
+    }
+}
