@@ -1265,11 +1265,12 @@ impl Decompressor<'_> {
     /// The slot restoration stages after the hard-wired restoration
     /// (`regs`: its block, error and model registers; the block holds the
     /// chosen slot's residues when a slot was decoded, else the output
-    /// block): each stage computes its restoration levels of the chosen
-    /// slot and registers the residues and the block so far
-    /// (`s<k>_residue`, `s<k>_restored`, `s<k>_error`, `s<k>_model`); the
-    /// last picks the restored block for a slot, else the block carried
-    /// (`s<N>_block`, `s<N>_error`, `s<N>_model`).
+    /// block, and the rules registered with it are all roots then): each
+    /// stage computes its restoration levels and registers the residues
+    /// and the restored bytes later levels read, and the rules of the
+    /// bytes they compute (`s<k>_residue`, `s<k>_restored`,
+    /// `s<k>_slot_rules`, `s<k>_error`, `s<k>_model`); the last registers
+    /// the restored block (`s<N>_block`, `s<N>_error`, `s<N>_model`).
     fn slot_stages(&mut self, regs: [Expr; 3]) -> Result<[Expr; 3], IrError> {
         let (Some(ctl), Some(mut rules)) = (&self.slots, self.slot_rules.clone()) else {
             return Ok(regs);
@@ -1427,10 +1428,10 @@ impl Decompressor<'_> {
 /// ([`slot_stages`]); without slots, [`build_staged`].
 ///
 /// The decode of [`build_staged`] at `stages - R` stages (`R` the slot
-/// restoration stages) reads the input normalised to the widest header;
-/// its inverse-transform stage passes a slot's symbols on, and its
-/// restoration stage also makes the chosen slot's inverse transform; the
-/// `R` stages after it make the slot's restoration levels.
+/// restoration stages) starts its first code after the header of the
+/// loaded slots; its inverse-transform stage passes a slot's symbols on,
+/// and its restoration stage also makes the chosen slot's inverse
+/// transform; the `R` stages after it make the slot's restoration levels.
 pub fn build_slots(
     set: &ModelSet,
     spec: SlotSpec,
