@@ -166,7 +166,10 @@ struct Unit {
 
 impl Unit {
     fn new(set: &ModelSet, spec: SlotSpec) -> Unit {
-        let stages = decompressor::slot_default_stages(&spec);
+        Unit::staged(set, spec, decompressor::slot_default_stages(&spec))
+    }
+
+    fn staged(set: &ModelSet, spec: SlotSpec, stages: usize) -> Unit {
         let (dec, desc) = decompressor::build_slots(set, spec, stages).expect("decompressor");
         assert_eq!(desc.latency, stages);
         dec.emit(&[])
@@ -479,6 +482,26 @@ fn stride_lib_decodes_like_golden() {
 fn stride_cols_decodes_like_golden() {
     check_form("stride-cols", 1);
     check_form("stride-cols", 2);
+}
+
+/// Deeper units: the hard-wired part at 5 stages (the last codes with the
+/// inverse transforms, the length checks in the restoration stage) and at
+/// 8 (one stage of inverse transforms alone).
+#[test]
+fn other_depths_decode_like_golden() {
+    let set = default_set();
+    let spec = SlotSpec::new(2, form("stride-colpart")).expect("slot spec");
+    let mut seed = 17;
+    let image = random_image(&set, spec.form(), 2, &mut seed);
+    let ps = ProgrammedSet::new(&set, &image).expect("random image fits");
+    let mut blocks = corpus_sample(2);
+    blocks.extend(random_blocks(12, &mut seed));
+    blocks.extend(slot_friendly_blocks(&ps, &set, 2, &mut seed));
+    let range = decompressor::slot_stages(&spec);
+    for stages in [range.start() + 1, *range.end()] {
+        let mut unit = Unit::staged(&set, spec, stages);
+        check_image(&mut unit, &set, &image, 3, &blocks);
+    }
 }
 
 /// The form with chains of up to 8 bases: eight restoration levels.
