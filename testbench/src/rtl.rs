@@ -234,11 +234,9 @@ pub fn load_units(
         }
         (_, found) => found,
     };
+    // the top-level keys are those of the hard-wired set; with slots, the
+    // port widths come from `slots.header_bits_loaded`, h(L) for L = 0..=K
     let mut params = Params::of(set);
-    if let Some(u) = slots {
-        params.header_bits = u.header_bits(set);
-        params.max_bits = params.header_bits + 8 * golden::mpc::BLOCK_BYTES as u32;
-    }
     for (key, found, want) in [
         ("header_bits", keys.header_bits, params.header_bits),
         ("max_bits", keys.max_bits, params.max_bits),
@@ -251,6 +249,33 @@ pub fn load_units(
                 expected: want.into(),
             });
         }
+    }
+    if let (Some(u), Some(k)) = (slots, &keys.slots) {
+        if k.header_bits_loaded.len() != u.k + 1 {
+            return Err(RtlError::ParamsFile {
+                path: pj,
+                message: format!(
+                    "`slots.header_bits_loaded` has {} entries; K = {} slots need {}",
+                    k.header_bits_loaded.len(),
+                    u.k,
+                    u.k + 1
+                ),
+            });
+        }
+        let ids = set.id_count();
+        for (l, &found) in k.header_bits_loaded.iter().enumerate() {
+            let want = golden::mpc::program::train::header_bits(ids + l);
+            if found != want {
+                return Err(RtlError::Params {
+                    path: pj,
+                    key: format!("slots.header_bits_loaded[{l}]"),
+                    found: found.into(),
+                    expected: want.into(),
+                });
+            }
+        }
+        params.header_bits = u.header_bits(set);
+        params.max_bits = params.header_bits + 8 * golden::mpc::BLOCK_BYTES as u32;
     }
     let (c, d) = (
         described(&file, Side::Compressor),
