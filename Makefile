@@ -174,6 +174,35 @@ programmable-eval:
 	./target/release/programmable_eval --model models/default --dir $(PROG_DIR) \
 	  --ks $(shell echo $(PROG_K) | tr ' ' ',') --out docs/eval/programmable
 
+## Gain of programmable slots against hardware cost (docs/eval/programmable-hw.md,
+## docs/hw/program-slots.md): for each set in PROG_HW_SETS the hard-wired
+## units and, for each FORM-K in PROG_HW_POINTS (PROG_HW_EXACT_POINTS for
+## the *-exact sets), `gen --program-slots K --slot-form FORM` into
+## PROG_HW_DIR/SET/FORM-K/ and `unit_synth PROG_HW_SYNTH` on it (a report
+## already there is kept: delete the directory to redo it); then the table
+## and chart from those reports and the runs of `make programmable-eval`.
+## Hours on two cores with the timing flow; not part of `make test`.
+PROG_HW_SETS   ?= default default-exact
+PROG_HW_POINTS ?= stride-lib-1 stride-lib-2 stride-lib-4 stride-cols-1 stride-cols-2 stride-cols-4 stride-k0-part-2 stride-colpart-1 stride-colpart-2 stride-colpart-4 stride-colpart-d8-2
+PROG_HW_EXACT_POINTS ?= stride-colpart-1 stride-colpart-2 stride-colpart-4
+PROG_HW_SYNTH  ?=
+PROG_HW_DIR    ?= build/slots
+.PHONY: programmable-hw
+programmable-hw:
+	$(CARGO) build --release -p hdl --bin gen -p synth --bin unit_synth -p modeling --bin programmable_hw
+	set -e; for s in $(PROG_HW_SETS); do \
+	  d=$(PROG_HW_DIR)/$$s; \
+	  ./target/release/gen --model models/$$s --out $$d/hard-wired; \
+	  [ -f $$d/hard-wired/synth/report.json ] || ./target/release/unit_synth --rtl $$d/hard-wired $(PROG_HW_SYNTH); \
+	  case $$s in *-exact) pts="$(PROG_HW_EXACT_POINTS)";; *) pts="$(PROG_HW_POINTS)";; esac; \
+	  for p in $$pts; do f=$${p%-*}; k=$${p##*-}; \
+	    ./target/release/gen --model models/$$s --program-slots $$k --slot-form $$f --out $$d/$$p; \
+	    [ -f $$d/$$p/synth/report.json ] || ./target/release/unit_synth --rtl $$d/$$p $(PROG_HW_SYNTH); \
+	  done; \
+	done
+	./target/release/programmable_hw --model models/default --dir $(PROG_DIR) \
+	  --synth $(PROG_HW_DIR) --out docs/eval/programmable-hw
+
 ## Ratio against area over the predictor count K and both selection rules
 ## (docs/eval/label-free.md): train every set without labels into
 ## build/curve/sets/, generate and synthesise it (area only, ABC without SAT
