@@ -12,44 +12,8 @@ use golden::mpc::{
 use hdl::ir::{Bits, Sim};
 use hdl::mpc::{compressor, decompressor};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn block_bits(b: &[u8; 32]) -> Bits {
-    let words: Vec<u64> = b
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        .collect();
-    Bits::from_words(&words, 256).expect("256 bits")
-}
-
-fn bits_block(v: &Bits) -> [u8; 32] {
-    let mut out = [0u8; 32];
-    for (i, w) in v.words().iter().enumerate().take(4) {
-        out[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
-    }
-    out
-}
-
-/// Left-align a compressed bit string in a `w`-bit bus.
-fn left_aligned(bytes: &[u8], len: usize, w: u32) -> Bits {
-    let mut words = vec![0u64; (w as usize).div_ceil(64)];
-    for k in 0..len {
-        if (bytes[k / 8] >> (7 - k % 8)) & 1 == 1 {
-            let pos = w as usize - 1 - k;
-            words[pos / 64] |= 1 << (pos % 64);
-        }
-    }
-    Bits::from_words(&words, w).expect("width")
-}
-
-fn lcg(seed: &mut u64) -> u64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    *seed >> 11
-}
+mod common;
+use common::{bits_block, block_bits, lcg, left_aligned, repo};
 
 fn test_blocks(n_random: usize) -> Vec<[u8; 32]> {
     let mut seed = 7u64;

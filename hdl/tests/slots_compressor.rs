@@ -9,9 +9,6 @@
 //! the unit codes as the hard-wired set; a commit while blocks are in
 //! flight leaves them coded with the image they were accepted under.
 
-use std::collections::VecDeque;
-use std::path::PathBuf;
-
 use golden::mpc::program::{
     image_writes, rules_depth, train_slots, Form, OnlineOptions, ProgrammedSet, RegisterWrite,
     Slot, SlotImage, SlotReorder,
@@ -20,45 +17,10 @@ use golden::mpc::{ByteRule, CompressedBlock, ModelSet, MpcCodec};
 use hdl::ir::{Bits, Module, Sim};
 use hdl::mpc::compressor::build_slots;
 use hdl::mpc::slots::{self, SlotSpec};
+use std::collections::VecDeque;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn default_set() -> ModelSet {
-    load("default")
-}
-
-fn form(name: &str) -> Form {
-    Form::by_name(name).expect("form")
-}
-
-fn lcg(seed: &mut u64) -> u64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    *seed >> 11
-}
-
-fn block_bits(b: &[u8; 32]) -> Bits {
-    let words: Vec<u64> = b
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        .collect();
-    Bits::from_words(&words, 256).expect("256 bits")
-}
-
-/// Left-align a compressed bit string in a `w`-bit bus.
-fn left_aligned(bytes: &[u8], len: usize, w: u32) -> Bits {
-    let mut words = vec![0u64; (w as usize).div_ceil(64)];
-    for k in 0..len {
-        if (bytes[k / 8] >> (7 - k % 8)) & 1 == 1 {
-            let pos = w as usize - 1 - k;
-            words[pos / 64] |= 1 << (pos % 64);
-        }
-    }
-    Bits::from_words(&words, w).expect("width")
-}
+mod common;
+use common::{block_bits, corpus, default_set, form, lcg, left_aligned, load};
 
 /// Random and structured blocks.
 fn random_blocks(n: usize, seed: &mut u64) -> Vec<[u8; 32]> {
@@ -101,20 +63,6 @@ fn random_blocks(n: usize, seed: &mut u64) -> Vec<[u8; 32]> {
         v.push(b);
     }
     v
-}
-
-/// `per_file` evenly spaced corpus blocks of every corpus file, starting at
-/// `offset` (in 1/64ths of a file); empty after a recorded skip without the
-/// corpus.
-fn corpus(test: &str, per_file: usize, offset: usize) -> Vec<[u8; 32]> {
-    hdl::prereq::corpus_blocks(test, 32, |n| {
-        (0..per_file)
-            .map(|i| (i * n + offset * n / 64) / per_file % n.max(1))
-            .collect()
-    })
-    .into_iter()
-    .filter_map(|b| b.try_into().ok())
-    .collect()
 }
 
 /// A random valid image of `k` slots of `form` for `set`: stride rules of
@@ -406,10 +354,6 @@ fn random_colpart_images_code_as_the_programmed_set() {
 fn random_lib_and_cols_images_code_as_the_programmed_set() {
     check_random("stride-lib", 2, Some(0), 21);
     check_random("stride-cols", 1, None, 31);
-}
-
-fn load(name: &str) -> ModelSet {
-    ModelSet::load(&repo().join("models").join(name)).expect("set loads")
 }
 
 /// The exact selection rule (`models/default-exact`, the recommended

@@ -7,55 +7,23 @@
 //! and random blocks, their corrupted variants, blocks of another epoch,
 //! and header values past the raw escape.
 
-use std::path::PathBuf;
-
 use golden::mpc::program::registers::{image_writes, RegisterWrite};
 use golden::mpc::program::{
     rules_depth, train_slots, Form, OnlineOptions, ProgrammedSet, ReorderClass, Slot, SlotImage,
     SlotReorder, STRIDES,
 };
 use golden::mpc::{ByteRule, ModelSet, MpcCodec};
-use hdl::ir::{Bits, Sim};
+use hdl::ir::Sim;
 use hdl::mpc::decompressor;
 use hdl::mpc::SlotSpec;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod common;
+use common::{bits_block, default_set, form, lcg, left_aligned};
 
-fn default_set() -> ModelSet {
-    ModelSet::load(&repo().join("models/default")).expect("models/default")
-}
-
-fn form(name: &str) -> Form {
-    Form::by_name(name).expect("a slot form")
-}
-
-fn bits_block(v: &Bits) -> [u8; 32] {
-    let mut out = [0u8; 32];
-    for (i, w) in v.words().iter().enumerate().take(4) {
-        out[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
-    }
-    out
-}
-
-/// Left-align a compressed bit string in a `w`-bit bus.
-fn left_aligned(bytes: &[u8], len: usize, w: u32) -> Bits {
-    let mut words = vec![0u64; (w as usize).div_ceil(64)];
-    for k in 0..len {
-        if (bytes[k / 8] >> (7 - k % 8)) & 1 == 1 {
-            let pos = w as usize - 1 - k;
-            words[pos / 64] |= 1 << (pos % 64);
-        }
-    }
-    Bits::from_words(&words, w).expect("width")
-}
-
-fn lcg(seed: &mut u64) -> u64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    *seed >> 11
+/// Blocks of every corpus file: `per_file` evenly spaced ones (none, a
+/// recorded skip, without the corpus).
+fn corpus_sample(per_file: usize) -> Vec<[u8; 32]> {
+    common::corpus("the corpus blocks of the slot decompressor", per_file, 0)
 }
 
 /// Random blocks of a few shapes (noise, word deltas, sparse, repeats).
@@ -87,17 +55,6 @@ fn random_blocks(n: usize, seed: &mut u64) -> Vec<[u8; 32]> {
         v.push(b);
     }
     v
-}
-
-/// Blocks of every corpus file: `per_file` evenly spaced ones (none, a
-/// recorded skip, without the corpus).
-fn corpus_sample(per_file: usize) -> Vec<[u8; 32]> {
-    hdl::prereq::corpus_blocks("the corpus blocks of the slot decompressor", 32, |n| {
-        (0..per_file).map(|i| i * n / per_file).collect()
-    })
-    .into_iter()
-    .map(|b| b.try_into().expect("32-byte block"))
-    .collect()
 }
 
 /// A random valid image of `form` with every one of its `k` slots loaded.

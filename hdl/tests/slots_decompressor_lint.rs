@@ -5,18 +5,14 @@
 //! missing `verilator` is reported and skipped, or fails the test under
 //! `MPCGEN_REQUIRE_TOOLS=1` (`hdl::prereq`).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use golden::mpc::program::Form;
 use golden::mpc::ModelSet;
 use hdl::mpc::{decompressor, SlotSpec};
 
-const TEST: &str = "slot_decompressors_are_lint_clean";
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+const TEST: &str = "slot_decompressors_are_lint_clean";
 
 /// Write the unit of `spec` at `stages` stages and lint it; the problem,
 /// if any.
@@ -29,29 +25,7 @@ fn lint(set: &ModelSet, spec: SlotSpec, stages: usize, root: &Path) -> Option<St
     if desc.latency != stages {
         return Some(format!("{label}: described {} stages", desc.latency));
     }
-    let files = match m.emit_hierarchy(&[]) {
-        Ok(f) => f,
-        Err(e) => return Some(format!("{label}: {e}")),
-    };
-    let dir = root.join(label.replace(' ', "_"));
-    let paths = match hdl::ir::write_files(&dir, &files) {
-        Ok(p) => p,
-        Err(e) => return Some(format!("{label}: writing {}: {e}", dir.display())),
-    };
-    let out = Command::new("verilator")
-        .args(["--lint-only", "-Wall", "--top-module", "mpc_decompressor"])
-        .args(&paths)
-        .output();
-    match out {
-        Ok(o) if o.status.success() && o.stdout.is_empty() && o.stderr.is_empty() => None,
-        Ok(o) => Some(format!(
-            "{label}: verilator ({}):\n{}{}",
-            o.status,
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )),
-        Err(e) => Some(format!("{label}: could not run verilator: {e}")),
-    }
+    common::verilator_lint(&label, "mpc_decompressor", &m, root)
 }
 
 #[test]
@@ -63,14 +37,13 @@ fn slot_decompressors_are_lint_clean() {
     ) {
         return;
     }
-    let set = ModelSet::load(&repo().join("models/default")).expect("models/default");
+    let set = common::default_set();
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("slots_decompressor_lint");
     let _ = std::fs::remove_dir_all(&root);
     // (the generation-time check, which mirrors Verilator's rules, runs
     // on every form in the simulation tests; Verilator takes seconds a
     // unit)
-    let spec =
-        |k: usize, name: &str| SlotSpec::new(k, Form::by_name(name).expect("form")).expect("spec");
+    let spec = |k: usize, name: &str| SlotSpec::new(k, common::form(name)).expect("spec");
     let (colpart, lib, d8) = (
         spec(2, "stride-colpart"),
         spec(1, "stride-lib"),
@@ -81,23 +54,7 @@ fn slot_decompressors_are_lint_clean() {
         (lib, *decompressor::slot_stages(&lib).end()),
         (d8, decompressor::slot_default_stages(&d8)),
     ];
-    let problems: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .chunks(jobs.len().div_ceil(2))
-            .map(|chunk| {
-                let (set, root) = (&set, &root);
-                s.spawn(move || {
-                    chunk
-                        .iter()
-                        .filter_map(|&(spec, stages)| lint(set, spec, stages, root))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("lint thread"))
-            .collect()
-    });
+    let problems =
+        common::problems_in_parallel(&jobs, |&(spec, stages)| lint(&set, spec, stages, &root));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -8,13 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use golden::mpc::program::Form;
 use golden::mpc::ModelSet;
 use hdl::mpc::{compressor, slots, Options, SlotSpec};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+mod common;
+use common::{form, repo};
 
 fn out_dir(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("slots_gen_{name}"));
@@ -37,10 +35,6 @@ fn gen(args: &[&str], dir: &Path) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn form(name: &str) -> Form {
-    Form::by_name(name).expect("form")
 }
 
 #[test]
@@ -144,33 +138,9 @@ fn options_with_slots_take_the_slot_depths() {
 /// The compressor of `spec` through Verilator; the problem, if any.
 fn lint(set: &ModelSet, spec: SlotSpec, root: &Path) -> Option<String> {
     let label = format!("{}_K{}", spec.form().name, spec.k());
-    let (m, _) = match compressor::build_slots(set, spec) {
-        Ok(u) => u,
-        Err(e) => return Some(format!("{label}: {e}")),
-    };
-    let files = match m.emit_hierarchy(&[]) {
-        Ok(f) => f,
-        Err(e) => return Some(format!("{label}: {e}")),
-    };
-    let dir = root.join(&label);
-    std::fs::create_dir_all(&dir).expect("dir");
-    let paths = match hdl::ir::write_files(&dir, &files) {
-        Ok(p) => p,
-        Err(e) => return Some(format!("{label}: writing {}: {e}", dir.display())),
-    };
-    let out = Command::new("verilator")
-        .args(["--lint-only", "-Wall", "--top-module", "mpc_compressor"])
-        .args(&paths)
-        .output();
-    match out {
-        Ok(o) if o.status.success() && o.stdout.is_empty() && o.stderr.is_empty() => None,
-        Ok(o) => Some(format!(
-            "{label}: verilator ({}):\n{}{}",
-            o.status,
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )),
-        Err(e) => Some(format!("{label}: could not run verilator: {e}")),
+    match compressor::build_slots(set, spec) {
+        Ok((m, _)) => common::verilator_lint(&label, "mpc_compressor", &m, root),
+        Err(e) => Some(format!("{label}: {e}")),
     }
 }
 
@@ -183,31 +153,14 @@ fn slot_compressors_are_lint_clean() {
     ) {
         return;
     }
-    let set = ModelSet::load(&repo().join("models/default")).expect("models/default");
+    let set = common::default_set();
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("slots_compressor_lint");
     let _ = std::fs::remove_dir_all(&root);
     // (the generation-time check, which mirrors Verilator's rules, runs on
     // every form in the simulation tests; Verilator takes seconds a unit)
     let jobs = [("stride-colpart", 1), ("stride-lib", 2), ("stride-cols", 1)];
-    let problems: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .chunks(2)
-            .map(|chunk| {
-                let (set, root) = (&set, &root);
-                s.spawn(move || {
-                    chunk
-                        .iter()
-                        .filter_map(|&(name, k)| {
-                            lint(set, SlotSpec::new(k, form(name)).expect("spec"), root)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("lint thread"))
-            .collect()
+    let problems = common::problems_in_parallel(&jobs, |&(name, k)| {
+        lint(&set, SlotSpec::new(k, form(name)).expect("spec"), &root)
     });
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
