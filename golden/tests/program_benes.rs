@@ -4,28 +4,11 @@
 //! settings, the inverse undoes the network, and bad permutations are
 //! refused naming the position.
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use golden::mpc::program::benes::{apply, apply_inverse, route, settings_bits, BenesError};
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// A uniform permutation of 0..n (Fisher-Yates).
-    fn perm(&mut self, n: usize) -> Vec<u16> {
-        let mut p: Vec<u16> = (0..n as u16).collect();
-        for i in (1..n).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            p.swap(i, j);
-        }
-        p
-    }
-}
+use rng::XorShift;
 
 /// Every permutation of 0..n, by Heap's algorithm.
 fn all_perms(n: usize) -> Vec<Vec<u8>> {

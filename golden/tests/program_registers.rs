@@ -6,6 +6,8 @@
 //! slots at zero; refusals name what is wrong.
 
 mod common;
+#[path = "common/rng.rs"]
+mod rng;
 #[path = "common/skip.rs"]
 mod skip;
 
@@ -21,6 +23,7 @@ use golden::mpc::program::{
     SlotImage, SlotReorder, FORMS, STRIDES,
 };
 use golden::mpc::BLOCK_BYTES;
+use rng::XorShift;
 
 fn default_set() -> ModelSet {
     ModelSet::parse(include_str!("../../models/default/model.toml"), "default")
@@ -33,21 +36,6 @@ fn stride_forms() -> Vec<Form> {
         .copied()
         .filter(|f| f.base == BaseClass::Strides)
         .collect()
-}
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// A random slot of `form` for a set with `p` hard-wired predictors:

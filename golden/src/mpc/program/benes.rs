@@ -54,7 +54,7 @@ pub fn settings_bits(n: usize) -> usize {
 pub fn apply<T: Copy>(settings: &[bool], x: &[T]) -> Vec<T> {
     check_sizes(settings, x);
     let mut y = x.to_vec();
-    forward(settings, &mut y);
+    walk(settings, &mut y, false);
     y
 }
 
@@ -68,7 +68,7 @@ pub fn apply<T: Copy>(settings: &[bool], x: &[T]) -> Vec<T> {
 pub fn apply_inverse<T: Copy>(settings: &[bool], y: &[T]) -> Vec<T> {
     check_sizes(settings, y);
     let mut x = y.to_vec();
-    inverse(settings, &mut x);
+    walk(settings, &mut x, true);
     x
 }
 
@@ -87,8 +87,9 @@ fn check_sizes<T>(settings: &[bool], x: &[T]) {
     );
 }
 
-/// `v` (the inputs) becomes the outputs.
-fn forward<T: Copy>(s: &[bool], v: &mut [T]) {
+/// `v` (the inputs) becomes the outputs, or with `inverse` (the stages
+/// in reverse order) `v` (the outputs) becomes the inputs.
+fn walk<T: Copy>(s: &[bool], v: &mut [T], inverse: bool) {
     let n = v.len();
     if n == 2 {
         if s[0] {
@@ -101,53 +102,24 @@ fn forward<T: Copy>(s: &[bool], v: &mut [T]) {
     let (ins, rest) = s.split_at(h);
     let (upper_s, rest) = rest.split_at(sub);
     let (lower_s, outs) = rest.split_at(sub);
+    // the column of switches met first splits `v` between the two
+    // sub-networks; the last one merges them back
+    let (first_col, last_col) = if inverse { (outs, ins) } else { (ins, outs) };
     let mut upper: Vec<T> = Vec::with_capacity(h);
     let mut lower: Vec<T> = Vec::with_capacity(h);
-    for (i, &c) in ins.iter().enumerate() {
+    for (i, &c) in first_col.iter().enumerate() {
         let (a, b) = (v[2 * i], v[2 * i + 1]);
-        let (first, second) = if c { (b, a) } else { (a, b) };
-        upper.push(first);
-        lower.push(second);
-    }
-    forward(upper_s, &mut upper);
-    forward(lower_s, &mut lower);
-    for (j, &c) in outs.iter().enumerate() {
-        let (a, b) = (upper[j], lower[j]);
-        let (first, second) = if c { (b, a) } else { (a, b) };
-        v[2 * j] = first;
-        v[2 * j + 1] = second;
-    }
-}
-
-/// `v` (the outputs) becomes the inputs.
-fn inverse<T: Copy>(s: &[bool], v: &mut [T]) {
-    let n = v.len();
-    if n == 2 {
-        if s[0] {
-            v.swap(0, 1);
-        }
-        return;
-    }
-    let h = n / 2;
-    let sub = settings_bits(h);
-    let (ins, rest) = s.split_at(h);
-    let (upper_s, rest) = rest.split_at(sub);
-    let (lower_s, outs) = rest.split_at(sub);
-    let mut upper: Vec<T> = Vec::with_capacity(h);
-    let mut lower: Vec<T> = Vec::with_capacity(h);
-    for (j, &c) in outs.iter().enumerate() {
-        let (a, b) = (v[2 * j], v[2 * j + 1]);
         let (u, l) = if c { (b, a) } else { (a, b) };
         upper.push(u);
         lower.push(l);
     }
-    inverse(upper_s, &mut upper);
-    inverse(lower_s, &mut lower);
-    for (i, &c) in ins.iter().enumerate() {
-        let (a, b) = (upper[i], lower[i]);
+    walk(upper_s, &mut upper, inverse);
+    walk(lower_s, &mut lower, inverse);
+    for (j, &c) in last_col.iter().enumerate() {
+        let (a, b) = (upper[j], lower[j]);
         let (first, second) = if c { (b, a) } else { (a, b) };
-        v[2 * i] = first;
-        v[2 * i + 1] = second;
+        v[2 * j] = first;
+        v[2 * j + 1] = second;
     }
 }
 
