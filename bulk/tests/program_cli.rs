@@ -1,35 +1,10 @@
 //! `mpc program` and `mpc ratio --online K` (docs/spec/program-slots.md).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use golden::mpc::program::{Form, ProgrammedSet, SlotImage};
 use golden::mpc::ModelSet;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn mpc() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mpc"));
-    c.current_dir(root());
-    c
-}
-
-/// int32 data the hard-wired set codes poorly: words 0x0101 apart with a
-/// little noise, 2048 blocks (64 KiB).
-fn data(dir: &Path) -> PathBuf {
-    let mut v = Vec::new();
-    for i in 0..2048u32 {
-        for w in 0..8u32 {
-            let x = (i * 8 + w) * 0x0101 + ((i * 7 + w * 3) % 5);
-            v.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    let p = dir.join("app.bin");
-    std::fs::write(&p, v).expect("write data");
-    p
-}
+mod common;
+use common::{data, mpc, root};
 
 /// The number after `"key":` in `json`, after `from`.
 fn number_after(json: &str, from: &str, key: &str) -> f64 {
@@ -48,7 +23,7 @@ fn number_after(json: &str, from: &str, key: &str) -> f64 {
 #[test]
 fn program_writes_an_image_that_loads_and_fits_the_set() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = data(dir.path());
+    let file = data(dir.path(), 2048);
     let img = dir.path().join("slots.img");
     let run = |extra: &[&str]| {
         mpc()
@@ -110,7 +85,7 @@ fn program_writes_an_image_that_loads_and_fits_the_set() {
 #[test]
 fn ratio_online_prints_both_ratios_per_file_and_overall() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = data(dir.path());
+    let file = data(dir.path(), 2048);
     let out = mpc()
         .args([
             "ratio",

@@ -3,37 +3,14 @@
 //! ending with the COMMIT write, equal to `image_writes` of the image it
 //! writes beside them; the epoch option; the output rules.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use golden::mpc::program::registers::{RegisterWrite, SlotRegisters, COMMIT, EPOCH};
 use golden::mpc::program::{image_writes, ProgrammedSet, SlotImage};
 use golden::mpc::ModelSet;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn mpc() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mpc"));
-    c.current_dir(root());
-    c
-}
-
-/// int32 data the hard-wired set codes poorly: words 0x0101 apart with a
-/// little noise, 1024 blocks (32 KiB).
-fn data(dir: &Path) -> PathBuf {
-    let mut v = Vec::new();
-    for i in 0..1024u32 {
-        for w in 0..8u32 {
-            let x = (i * 8 + w) * 0x0101 + ((i * 7 + w * 3) % 5);
-            v.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    let p = dir.join("app.bin");
-    std::fs::write(&p, v).expect("write data");
-    p
-}
+mod common;
+use common::{data, mpc, root};
 
 /// The writes of a registers file, checking the line format.
 fn parse(text: &str) -> Vec<RegisterWrite> {
@@ -63,7 +40,7 @@ fn program(file: &Path, form: &str, extra: &[&std::ffi::OsStr]) -> std::process:
 #[test]
 fn registers_are_the_writes_of_the_image() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = data(dir.path());
+    let file = data(dir.path(), 1024);
     let set = ModelSet::load(&root().join("models/default")).expect("set");
     for form in ["stride-colpart", "stride-lib", "stride-cols"] {
         let img = dir.path().join(format!("{form}.img"));
@@ -128,7 +105,7 @@ fn registers_are_the_writes_of_the_image() {
 #[test]
 fn registers_alone_default_epoch_and_the_output_rules() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = data(dir.path());
+    let file = data(dir.path(), 1024);
     let regs = dir.path().join("slots.regs");
     let run = |extra: &[&std::ffi::OsStr]| {
         program(
