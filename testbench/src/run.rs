@@ -425,27 +425,14 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
         let mut schedules = Vec::new();
         let mut models = Vec::new();
         for (k, r) in ranges.iter().enumerate() {
-            let files = RunFiles {
-                dir: vdir.clone(),
-                vectors: vdir.join(format!("shard{k}.vec")),
-                schedule: vdir.join(format!("shard{k}.sched")),
-                out: vdir.join(format!("shard{k}.out")),
-            };
+            let files = shard_files(&vdir, k);
             match &vecs {
                 UnitVectors::Comp(v) => vectors::write_comp(&files.vectors, &v[r.clone()])?,
                 UnitVectors::Decomp(v) => {
                     vectors::write_decomp(&files.vectors, &v[r.clone()], rtl.params.max_bits)?
                 }
             }
-            let s = Schedule::generate(
-                &ScheduleConfig {
-                    stall: cfg.stall,
-                    resets: cfg.resets,
-                    seed: Rng::fork(cfg.seed, 100 + k as u64).next_u64(),
-                },
-                r.len(),
-                stages,
-            );
+            let s = shard_schedule(cfg, k, r.len(), stages);
             s.write(&files.schedule)?;
             models.push(
                 cfg.check_timing
@@ -454,15 +441,7 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
             schedules.push(files);
         }
         for &sim_kind in &cfg.sims {
-            let sdir = root.join(format!("sim-{}", sim_kind.name()));
-            let cxx = CxxOpt::for_vectors(n);
-            let bdir = sdir.join(format!(
-                "{}{}{}",
-                unit.name(),
-                if cfg.vcd { "-trace" } else { "" },
-                cxx.dir_suffix(sim_kind)
-            ));
-            let b = sim::build(sim_kind, unit, &rtl, &bdir, cfg.vcd, cxx)?;
+            let (b, sdir) = build_unit(cfg, &root, sim_kind, unit, &rtl, n)?;
             let rdir = sdir.join(format!("run-{}", unit.name()));
             let runs: Vec<RunFiles> = (0..ranges.len())
                 .map(|k| {
@@ -564,6 +543,51 @@ pub fn run(cfg: &Config) -> Result<Vec<UnitReport>, RunError> {
     Ok(reports)
 }
 
+/// The files of shard `k` of a unit's vectors in `vdir`.
+fn shard_files(vdir: &Path, k: usize) -> RunFiles {
+    RunFiles {
+        dir: vdir.to_path_buf(),
+        vectors: vdir.join(format!("shard{k}.vec")),
+        schedule: vdir.join(format!("shard{k}.sched")),
+        out: vdir.join(format!("shard{k}.out")),
+    }
+}
+
+/// The stall and reset schedule of shard `k` (`len` blocks).
+fn shard_schedule(cfg: &Config, k: usize, len: usize, stages: usize) -> Schedule {
+    Schedule::generate(
+        &ScheduleConfig {
+            stall: cfg.stall,
+            resets: cfg.resets,
+            seed: Rng::fork(cfg.seed, 100 + k as u64).next_u64(),
+        },
+        len,
+        stages,
+    )
+}
+
+/// `unit` built for `sim_kind` under `root` (for `n` blocks of vectors),
+/// and the folder of that simulator's builds and runs.
+fn build_unit(
+    cfg: &Config,
+    root: &Path,
+    sim_kind: Simulator,
+    unit: Unit,
+    rtl: &Rtl,
+    n: usize,
+) -> Result<(sim::Build, PathBuf), RunError> {
+    let sdir = root.join(format!("sim-{}", sim_kind.name()));
+    let cxx = CxxOpt::for_vectors(n);
+    let bdir = sdir.join(format!(
+        "{}{}{}",
+        unit.name(),
+        if cfg.vcd { "-trace" } else { "" },
+        cxx.dir_suffix(sim_kind)
+    ));
+    let b = sim::build(sim_kind, unit, rtl, &bdir, cfg.vcd, cxx)?;
+    Ok((b, sdir))
+}
+
 /// Shards of a unit's `n` vectors: `jobs` of them, at least 500 vectors
 /// each (one when there are fewer).
 fn shard_count(jobs: usize, n: usize) -> usize {
@@ -603,23 +627,9 @@ pub fn run_slots(
         let stages = unit.stages(&rtl.params);
         let mut inputs = Vec::new();
         for (k, r) in ranges.iter().enumerate() {
-            let files = RunFiles {
-                dir: vdir.clone(),
-                vectors: vdir.join(format!("shard{k}.vec")),
-                schedule: vdir.join(format!("shard{k}.sched")),
-                out: vdir.join(format!("shard{k}.out")),
-            };
+            let files = shard_files(&vdir, k);
             vecs.write(&files.vectors, r.clone(), rtl.params.max_bits)?;
-            Schedule::generate(
-                &ScheduleConfig {
-                    stall: cfg.stall,
-                    resets: cfg.resets,
-                    seed: Rng::fork(cfg.seed, 100 + k as u64).next_u64(),
-                },
-                r.len(),
-                stages,
-            )
-            .write(&files.schedule)?;
+            shard_schedule(cfg, k, r.len(), stages).write(&files.schedule)?;
             let cfg_file = vdir.join(format!("shard{k}.cfg"));
             plan.shards[k].write_cfg(&cfg_file)?;
             let cfg_file = cfg_file.canonicalize().map_err(|source| RunError::Io {
@@ -629,15 +639,7 @@ pub fn run_slots(
             inputs.push((files, cfg_file));
         }
         for &sim_kind in &cfg.sims {
-            let sdir = root.join(format!("sim-{}", sim_kind.name()));
-            let cxx = CxxOpt::for_vectors(n);
-            let bdir = sdir.join(format!(
-                "{}{}{}",
-                unit.name(),
-                if cfg.vcd { "-trace" } else { "" },
-                cxx.dir_suffix(sim_kind)
-            ));
-            let b = sim::build(sim_kind, unit, rtl, &bdir, cfg.vcd, cxx)?;
+            let (b, sdir) = build_unit(cfg, &root, sim_kind, unit, rtl, n)?;
             let rdir = sdir.join(format!("run-{}", unit.name()));
             let mut runs = Vec::new();
             let mut opts = Vec::new();

@@ -586,19 +586,8 @@ impl ShardPlan {
         images: &[NamedImage],
         coded_as: Option<usize>,
     ) -> Result<(), SlotsError> {
-        for w in writes_of(set, &images[image], epoch)? {
-            self.writes.push(CfgWrite {
-                before: start,
-                addr: w.addr,
-                value: w.value,
-            });
-        }
-        self.segments.push(Segment {
-            start,
-            image,
-            epoch,
-            coded_as,
-        });
+        let writes = writes_of(set, &images[image], epoch)?;
+        self.push_writes(writes, start, image, epoch, coded_as);
         Ok(())
     }
 
@@ -613,7 +602,20 @@ impl ShardPlan {
         epoch: u8,
         rng: &mut Rng,
     ) {
-        for w in invalid_writes(set, unit, epoch, rng) {
+        let writes = invalid_writes(set, unit, epoch, rng);
+        self.push_writes(writes, start, image, epoch, None);
+    }
+
+    /// `writes` before block `start`, and the segment they open.
+    fn push_writes(
+        &mut self,
+        writes: Vec<RegisterWrite>,
+        start: usize,
+        image: usize,
+        epoch: u8,
+        coded_as: Option<usize>,
+    ) {
+        for w in writes {
             self.writes.push(CfgWrite {
                 before: start,
                 addr: w.addr,
@@ -624,7 +626,7 @@ impl ShardPlan {
             start,
             image,
             epoch,
-            coded_as: None,
+            coded_as,
         });
     }
 }

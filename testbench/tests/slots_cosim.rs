@@ -20,8 +20,10 @@
 use std::path::PathBuf;
 
 use golden::mpc::program::Form;
+use golden::mpc::ModelSet;
+use testbench::rtl::Rtl;
 use testbench::run::{self, Config, UnitReport};
-use testbench::slots::{ImageKind, Plan, SlotOptions, SlotUnit};
+use testbench::slots::{ImageKind, NamedImage, Plan, SlotOptions, SlotUnit};
 use testbench::{Simulator, Unit};
 
 fn root() -> PathBuf {
@@ -106,11 +108,11 @@ fn cycling(
     cfg
 }
 
-/// The epoch rule and invalid register contents, on the units of `cfg`.
-fn rule_and_invalid_registers(cfg: &Config, slots: SlotUnit) {
+/// The model set of `cfg`, its units with `slots`, and the images of the
+/// plans.
+fn prepared(cfg: &Config, slots: SlotUnit) -> (ModelSet, Rtl, Vec<NamedImage>) {
     let set = testbench::rtl::load_set(&cfg.model).expect("model set");
     let rtl = run::prepare_rtl(cfg, &set).expect("units");
-    assert_eq!(rtl.slots, Some(slots));
     let images = Plan::images(
         &set,
         slots,
@@ -119,6 +121,13 @@ fn rule_and_invalid_registers(cfg: &Config, slots: SlotUnit) {
         cfg.corpus.as_deref(),
     )
     .expect("images");
+    (set, rtl, images)
+}
+
+/// The epoch rule and invalid register contents, on the units of `cfg`.
+fn rule_and_invalid_registers(cfg: &Config, slots: SlotUnit) {
+    let (set, rtl, images) = prepared(cfg, slots);
+    assert_eq!(rtl.slots, Some(slots));
 
     // blocks of image A (epoch 1) into a decompressor holding image B
     // (epoch 2): every one refused
@@ -168,16 +177,7 @@ const BOTH: [Unit; 2] = [Unit::Compressor, Unit::Decompressor];
 /// images swapped (the units code with what was written), then one epoch
 /// changed.
 fn wrong_plan_is_caught(cfg: &Config, slots: SlotUnit) {
-    let set = testbench::rtl::load_set(&cfg.model).expect("model set");
-    let rtl = run::prepare_rtl(cfg, &set).expect("units");
-    let images = Plan::images(
-        &set,
-        slots,
-        &cfg.slot_options,
-        cfg.seed,
-        cfg.corpus.as_deref(),
-    )
-    .expect("images");
+    let (set, rtl, images) = prepared(cfg, slots);
     let mut wrong = cfg.clone();
     wrong.blocks = 1000;
     for swap in [true, false] {
