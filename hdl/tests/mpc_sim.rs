@@ -13,41 +13,16 @@ use hdl::ir::{Bits, Sim};
 use hdl::mpc::{compressor, decompressor};
 
 mod common;
-use common::{bits_block, block_bits, lcg, left_aligned, repo};
+use common::{
+    bits_block, block_bits, lcg, left_aligned, repeating_words, repo, shaped_block, Shape,
+};
 
 fn test_blocks(n_random: usize) -> Vec<[u8; 32]> {
     let mut seed = 7u64;
-    let mut v = vec![[0u8; 32], [0xff; 32]];
-    let mut same = [0u8; 32];
-    for w in same.chunks_exact_mut(4) {
-        w.copy_from_slice(&[1, 2, 3, 4]);
-    }
-    v.push(same);
-    for i in 0..n_random {
-        let mut b = [0u8; 32];
-        match i % 4 {
-            0 => b.iter_mut().for_each(|x| *x = lcg(&mut seed) as u8),
-            1 => {
-                let base = lcg(&mut seed) as u32;
-                for w in 0..8 {
-                    let d = (lcg(&mut seed) % 64) as u32;
-                    b[4 * w..4 * w + 4].copy_from_slice(&base.wrapping_add(d).to_le_bytes());
-                }
-            }
-            2 => {
-                for _ in 0..(lcg(&mut seed) % 5) {
-                    b[(lcg(&mut seed) % 32) as usize] = lcg(&mut seed) as u8;
-                }
-            }
-            _ => {
-                let x = lcg(&mut seed) as u8;
-                b.iter_mut()
-                    .enumerate()
-                    .for_each(|(j, y)| *y = x.wrapping_add((j % 3) as u8));
-            }
-        }
-        v.push(b);
-    }
+    use Shape::*;
+    let shapes = [Noise, WordDeltas, Sparse, Repeats];
+    let mut v = vec![[0u8; 32], [0xff; 32], repeating_words()];
+    v.extend((0..n_random).map(|i| shaped_block(shapes[i % shapes.len()], &mut seed)));
     // two corpus blocks of every corpus file (a recorded skip, or a
     // failure under MPCGEN_REQUIRE_TOOLS=1, without the corpus)
     for c in hdl::prereq::corpus_blocks("the corpus blocks of the MPC IR simulation", 32, |n| {

@@ -20,48 +20,17 @@ use hdl::mpc::slots::{self, SlotSpec};
 use std::collections::VecDeque;
 
 mod common;
-use common::{block_bits, corpus, default_set, form, lcg, left_aligned, load};
+use common::{
+    block_bits, corpus, default_set, form, lcg, left_aligned, load, repeating_words, shaped_block,
+    Shape,
+};
 
 /// Random and structured blocks.
 fn random_blocks(n: usize, seed: &mut u64) -> Vec<[u8; 32]> {
-    let mut v = vec![[0u8; 32], [0xff; 32]];
-    let mut same = [0u8; 32];
-    for w in same.chunks_exact_mut(4) {
-        w.copy_from_slice(&[1, 2, 3, 4]);
-    }
-    v.push(same);
-    for i in 0..n {
-        let mut b = [0u8; 32];
-        match i % 5 {
-            0 => b.iter_mut().for_each(|x| *x = lcg(seed) as u8),
-            1 => {
-                let base = lcg(seed) as u32;
-                for w in 0..8 {
-                    let d = (lcg(seed) % 64) as u32;
-                    b[4 * w..4 * w + 4].copy_from_slice(&base.wrapping_add(d).to_le_bytes());
-                }
-            }
-            2 => {
-                for _ in 0..(lcg(seed) % 5) {
-                    b[(lcg(seed) % 32) as usize] = lcg(seed) as u8;
-                }
-            }
-            3 => {
-                let base = lcg(seed) as u16;
-                for w in 0..16 {
-                    let d = (lcg(seed) % 8) as u16;
-                    b[2 * w..2 * w + 2].copy_from_slice(&base.wrapping_add(d).to_le_bytes());
-                }
-            }
-            _ => {
-                let x = lcg(seed) as u8;
-                b.iter_mut()
-                    .enumerate()
-                    .for_each(|(j, y)| *y = x.wrapping_add((j % 3) as u8));
-            }
-        }
-        v.push(b);
-    }
+    use Shape::*;
+    let shapes = [Noise, WordDeltas, Sparse, HalfwordDeltas, Repeats];
+    let mut v = vec![[0u8; 32], [0xff; 32], repeating_words()];
+    v.extend((0..n).map(|i| shaped_block(shapes[i % shapes.len()], seed)));
     v
 }
 

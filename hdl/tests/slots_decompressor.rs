@@ -18,7 +18,7 @@ use hdl::mpc::decompressor;
 use hdl::mpc::SlotSpec;
 
 mod common;
-use common::{bits_block, default_set, form, lcg, left_aligned};
+use common::{bits_block, default_set, form, lcg, left_aligned, shaped_block, Shape};
 
 /// Blocks of every corpus file: `per_file` evenly spaced ones (none, a
 /// recorded skip, without the corpus).
@@ -28,32 +28,10 @@ fn corpus_sample(per_file: usize) -> Vec<[u8; 32]> {
 
 /// Random blocks of a few shapes (noise, word deltas, sparse, repeats).
 fn random_blocks(n: usize, seed: &mut u64) -> Vec<[u8; 32]> {
+    use Shape::*;
+    let shapes = [Noise, WordDeltas, Sparse, Repeats];
     let mut v = vec![[0u8; 32], [0xff; 32]];
-    for i in 0..n {
-        let mut b = [0u8; 32];
-        match i % 4 {
-            0 => b.iter_mut().for_each(|x| *x = lcg(seed) as u8),
-            1 => {
-                let base = lcg(seed) as u32;
-                for w in 0..8 {
-                    let d = (lcg(seed) % 64) as u32;
-                    b[4 * w..4 * w + 4].copy_from_slice(&base.wrapping_add(d).to_le_bytes());
-                }
-            }
-            2 => {
-                for _ in 0..(lcg(seed) % 5) {
-                    b[(lcg(seed) % 32) as usize] = lcg(seed) as u8;
-                }
-            }
-            _ => {
-                let x = lcg(seed) as u8;
-                b.iter_mut()
-                    .enumerate()
-                    .for_each(|(j, y)| *y = x.wrapping_add((j % 3) as u8));
-            }
-        }
-        v.push(b);
-    }
+    v.extend((0..n).map(|i| shaped_block(shapes[i % shapes.len()], seed)));
     v
 }
 

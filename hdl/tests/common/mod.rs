@@ -123,3 +123,61 @@ pub fn problems_in_parallel<T: Sync>(
             .collect()
     })
 }
+
+/// The shapes of [`shaped_block`].
+#[derive(Clone, Copy)]
+pub enum Shape {
+    /// 32 random bytes.
+    Noise,
+    /// Eight 32-bit words a little apart from a random base.
+    WordDeltas,
+    /// Zeros with up to four random bytes.
+    Sparse,
+    /// Sixteen 16-bit words a little apart from a random base.
+    HalfwordDeltas,
+    /// A random byte plus 0, 1, 2 repeating.
+    Repeats,
+}
+
+/// A random block of `shape`.
+pub fn shaped_block(shape: Shape, seed: &mut u64) -> [u8; 32] {
+    let mut b = [0u8; 32];
+    match shape {
+        Shape::Noise => b.iter_mut().for_each(|x| *x = lcg(seed) as u8),
+        Shape::WordDeltas => {
+            let base = lcg(seed) as u32;
+            for w in 0..8 {
+                let d = (lcg(seed) % 64) as u32;
+                b[4 * w..4 * w + 4].copy_from_slice(&base.wrapping_add(d).to_le_bytes());
+            }
+        }
+        Shape::Sparse => {
+            for _ in 0..(lcg(seed) % 5) {
+                b[(lcg(seed) % 32) as usize] = lcg(seed) as u8;
+            }
+        }
+        Shape::HalfwordDeltas => {
+            let base = lcg(seed) as u16;
+            for w in 0..16 {
+                let d = (lcg(seed) % 8) as u16;
+                b[2 * w..2 * w + 2].copy_from_slice(&base.wrapping_add(d).to_le_bytes());
+            }
+        }
+        Shape::Repeats => {
+            let x = lcg(seed) as u8;
+            b.iter_mut()
+                .enumerate()
+                .for_each(|(j, y)| *y = x.wrapping_add((j % 3) as u8));
+        }
+    }
+    b
+}
+
+/// The words 1, 2, 3, 4 as bytes, repeated over a block.
+pub fn repeating_words() -> [u8; 32] {
+    let mut same = [0u8; 32];
+    for w in same.chunks_exact_mut(4) {
+        w.copy_from_slice(&[1, 2, 3, 4]);
+    }
+    same
+}
