@@ -11,7 +11,7 @@
 
 use golden::mpc::program::{
     image_writes, rules_depth, train_slots, Form, OnlineOptions, ProgrammedSet, RegisterWrite,
-    Slot, SlotImage, SlotReorder,
+    Slot, SlotImage,
 };
 use golden::mpc::{ByteRule, CompressedBlock, ModelSet, MpcCodec};
 use hdl::ir::{Bits, Module, Sim};
@@ -72,21 +72,7 @@ fn random_image(
                 shift: shift as i8,
             };
         }
-        let mut cols: [u8; 32] = std::array::from_fn(|c| c as u8);
-        for a in (1..32).rev() {
-            cols.swap(a, (lcg(seed) % (a as u64 + 1)) as usize);
-        }
-        let mask: [u8; 32] = std::array::from_fn(|_| lcg(seed) as u8);
-        use golden::mpc::program::ReorderClass;
-        let reorder = match form.reorder {
-            ReorderClass::Partition => SlotReorder::Partition(mask),
-            ReorderClass::Columns => SlotReorder::Columns(cols),
-            ReorderClass::ColumnsPartition => SlotReorder::ColumnsPartition(cols, mask),
-            ReorderClass::Library => {
-                SlotReorder::Library((lcg(seed) % (set.predictors.len() as u64 + 1)) as u8)
-            }
-            ReorderClass::Any => unreachable!("no RTL for any-base forms"),
-        };
+        let reorder = common::random_reorder(set, form, seed);
         *slot = Some(Slot { rules, reorder });
     }
     image

@@ -9,8 +9,7 @@
 
 use golden::mpc::program::registers::{image_writes, RegisterWrite};
 use golden::mpc::program::{
-    rules_depth, train_slots, Form, OnlineOptions, ProgrammedSet, ReorderClass, Slot, SlotImage,
-    SlotReorder, STRIDES,
+    rules_depth, train_slots, Form, OnlineOptions, ProgrammedSet, Slot, SlotImage, STRIDES,
 };
 use golden::mpc::{ByteRule, ModelSet, MpcCodec};
 use hdl::ir::Sim;
@@ -68,20 +67,7 @@ fn random_image(set: &ModelSet, form: Form, k: usize, seed: &mut u64) -> SlotIma
             };
             depth[i] = depth[i - s] + 1;
         }
-        let mut cols: [u8; 32] = std::array::from_fn(|c| c as u8);
-        for a in (1..32).rev() {
-            cols.swap(a, (lcg(seed) % (a as u64 + 1)) as usize);
-        }
-        let mask: [u8; 32] = std::array::from_fn(|_| lcg(seed) as u8);
-        let reorder = match form.reorder {
-            ReorderClass::Partition => SlotReorder::Partition(mask),
-            ReorderClass::Columns => SlotReorder::Columns(cols),
-            ReorderClass::ColumnsPartition => SlotReorder::ColumnsPartition(cols, mask),
-            ReorderClass::Library => {
-                SlotReorder::Library((lcg(seed) % (set.predictors.len() as u64 + 1)) as u8)
-            }
-            ReorderClass::Any => panic!("no RTL for any reorder"),
-        };
+        let reorder = common::random_reorder(set, form, seed);
         *slot = Some(Slot { rules, reorder });
     }
     let image = SlotImage::load(&image.to_bytes()).expect("a random image is valid");

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use golden::mpc::program::Form;
+use golden::mpc::program::{Form, ReorderClass, SlotReorder};
 use golden::mpc::ModelSet;
 use hdl::ir::{Bits, Module};
 
@@ -180,4 +180,23 @@ pub fn repeating_words() -> [u8; 32] {
         w.copy_from_slice(&[1, 2, 3, 4]);
     }
     same
+}
+
+/// A random reorder of the class of `form` for `set` (random columns
+/// and partition mask, or a random library entry).
+pub fn random_reorder(set: &ModelSet, form: Form, seed: &mut u64) -> SlotReorder {
+    let mut cols: [u8; 32] = std::array::from_fn(|c| c as u8);
+    for a in (1..32).rev() {
+        cols.swap(a, (lcg(seed) % (a as u64 + 1)) as usize);
+    }
+    let mask: [u8; 32] = std::array::from_fn(|_| lcg(seed) as u8);
+    match form.reorder {
+        ReorderClass::Partition => SlotReorder::Partition(mask),
+        ReorderClass::Columns => SlotReorder::Columns(cols),
+        ReorderClass::ColumnsPartition => SlotReorder::ColumnsPartition(cols, mask),
+        ReorderClass::Library => {
+            SlotReorder::Library((lcg(seed) % (set.predictors.len() as u64 + 1)) as u8)
+        }
+        ReorderClass::Any => panic!("no RTL for any-base forms"),
+    }
 }
