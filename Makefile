@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint mutate mutate-control cosim-all cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short clean
+.PHONY: all setup run gen test lint mutate mutate-control cosim-all cosim-slots cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short clean
 
 all: run
 
@@ -116,6 +116,22 @@ cosim-all:
 	done
 	$(MAKE) cosim-bdi
 	$(MAKE) cosim-dpc
+
+## Co-simulation of units with programmable slots (docs/hw/cosim.md, "Units
+## with programmable slots"): models/default with every stride form, K = 2
+## (stride-lib and stride-colpart-d8: K = 1), compressor, decompressor and
+## loopback on Verilator, SLOT_COSIM_BLOCKS blocks each, images reprogrammed
+## every 500 blocks; the same units on Icarus with SLOT_COSIM_ICARUS_BLOCKS
+## (Icarus runs these large units slowly). About an hour on two cores.
+SLOT_COSIM_BLOCKS ?= 20000
+SLOT_COSIM_ICARUS_BLOCKS ?= 300
+SLOT_FORMS_K ?= stride-part:2 stride-k0-part:2 stride-cols:2 stride-lib:1 stride-colpart:2 stride-colpart-d8:1
+cosim-slots:
+	@set -e; for fk in $(SLOT_FORMS_K); do f=$${fk%:*}; k=$${fk#*:}; \
+	  echo "== cosim models/default --program-slots $$k --slot-form $$f"; \
+	  $(COSIM_RUN) mpc --model models/default --program-slots $$k --slot-form $$f --sim verilator --unit all --blocks $(SLOT_COSIM_BLOCKS) --seed 1 --reprogram-every 500 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus); \
+	  $(COSIM_RUN) mpc --model models/default --program-slots $$k --slot-form $$f --sim icarus --unit compressor,decompressor --blocks $(SLOT_COSIM_ICARUS_BLOCKS) --seed 1 --reprogram-every 100 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus); \
+	done
 
 ## Short co-simulation of the MAG-aware BDI units (docs/hw/mag-bdi.md):
 ## 128-byte blocks, 32-byte MAG unsigned and 16-byte MAG signed, both simulators.

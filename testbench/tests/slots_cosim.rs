@@ -1,9 +1,10 @@
 //! Co-simulation of MPC units with programmable slots (`models/example`
 //! with `--program-slots 2 --slot-form stride-colpart`: compressor and
-//! decompressor; `--program-slots 1 --slot-form stride-lib`: the loopback
-//! on Verilator, compressor and decompressor on Icarus) on Icarus (a few
+//! decompressor on both simulators; `--program-slots 1 --slot-form
+//! stride-lib`: compressor and decompressor on Icarus) on Icarus (a few
 //! dozen blocks: it runs these units at a few blocks per second) and
-//! Verilator (3000 blocks):
+//! Verilator (3000 blocks); `make cosim-slots` runs every stride form,
+//! the loopback included, on both:
 //! images trained on corpus blocks and random valid images, programmed
 //! mid-stream every few hundred blocks under random stalls, backpressure
 //! and resets, after a first run of blocks at the reset value; the golden
@@ -220,21 +221,6 @@ fn colpart_slots_match_golden_on_verilator() {
     let cfg = cycling(Simulator::Verilator, slots, &BOTH, 3000, 400, true);
     rule_and_invalid_registers(&cfg, slots);
     wrong_plan_is_caught(&cfg, slots);
-}
-
-#[test]
-fn library_slot_matches_golden_on_verilator() {
-    // the loopback: both units, programmed together on one bus
-    if installed(Simulator::Verilator) {
-        cycling(
-            Simulator::Verilator,
-            unit(1, "stride-lib"),
-            &[Unit::Loopback],
-            3000,
-            400,
-            true,
-        );
-    }
 }
 
 #[test]

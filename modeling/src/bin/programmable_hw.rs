@@ -358,6 +358,7 @@ fn main() -> Result<()> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     ));
+    md.push_str(include_str!("programmable_hw_text.md"));
     let out_md = cli.out.with_extension("md");
     write_atomic(&out_md, md.as_bytes())?;
     wrote(&out_md);
