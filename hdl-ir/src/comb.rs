@@ -66,8 +66,9 @@ fn refs_of(e: &Expr) -> Vec<usize> {
 }
 
 /// Register depth of every signal (inputs 0; a register one more than what
-/// its next value reads).
-fn depths(m: &Module) -> Vec<Depth> {
+/// its next value reads; a cut register fits any depth: it holds one value
+/// while a vector flows through).
+fn depths(m: &Module, cuts: &BTreeSet<usize>) -> Vec<Depth> {
     let n = m.decls.len();
     let mut memo: Vec<Option<Depth>> = vec![None; n];
     let mut on_stack = vec![false; n];
@@ -82,6 +83,10 @@ fn depths(m: &Module) -> Vec<Depth> {
                 on_stack[i] = false;
             }
             if memo[i].is_some() {
+                continue;
+            }
+            if cuts.contains(&i) {
+                memo[i] = Some(Depth::Free);
                 continue;
             }
             let reads = match (&m.decls[i].kind, &m.drivers[i]) {
@@ -130,10 +135,24 @@ fn depths(m: &Module) -> Vec<Depth> {
 /// Signals read, through values and register next values, by `from`
 /// (included).
 fn cone(m: &Module, from: &[usize], with_enables: bool) -> BTreeSet<usize> {
+    cone_cut(m, from, with_enables, &BTreeSet::new())
+}
+
+/// [`cone`], not entering the cut registers (they are in it, what they
+/// read is not, unless another path reads it).
+fn cone_cut(
+    m: &Module,
+    from: &[usize],
+    with_enables: bool,
+    cuts: &BTreeSet<usize>,
+) -> BTreeSet<usize> {
     let mut seen = BTreeSet::new();
     let mut todo: Vec<usize> = from.to_vec();
     while let Some(i) = todo.pop() {
         if !seen.insert(i) {
+            continue;
+        }
+        if cuts.contains(&i) {
             continue;
         }
         if let Some(e) = value_expr(&m.drivers[i]) {
@@ -169,6 +188,45 @@ pub fn reached_outputs(m: &Module, mu: &Mutation) -> Vec<String> {
 /// The outputs mutation `mu` of `m` can reach, when its equivalence can be
 /// decided on the [`transparent`] view; otherwise why not.
 pub fn data_path_scope(m: &Module, mu: &Mutation) -> Result<Vec<String>, String> {
+    data_path_scope_cut(m, mu, &[])
+}
+
+/// The indices of the registers named in `cuts`, or the first name that is
+/// not a register of `m`.
+fn cut_indices(m: &Module, cuts: &[String]) -> Result<BTreeSet<usize>, String> {
+    cuts.iter()
+        .map(|c| {
+            m.decls
+                .iter()
+                .position(|d| *d.name == **c && d.kind == SignalKind::Reg)
+                .ok_or_else(|| c.clone())
+        })
+        .collect()
+}
+
+/// [`data_path_scope`] for the view of [`transparent_cut`], where the
+/// registers `cuts` are free inputs: registers that change only while no
+/// vector is in flight (the active configuration of a unit with
+/// programmable slots), so every vector sees one value of each from its
+/// first stage to its last. They fit any depth, their own drivers are not
+/// part of the argument, and a mutation in their cone (what they load, and
+/// when) is refused: it changes what the cut registers hold.
+pub fn data_path_scope_cut(
+    m: &Module,
+    mu: &Mutation,
+    cuts: &[String],
+) -> Result<Vec<String>, String> {
+    let cuts = cut_indices(m, cuts).map_err(|c| format!("`{c}` is not a register"))?;
+    if !cuts.is_empty() {
+        let cut_list: Vec<usize> = cuts.iter().copied().collect();
+        let feeding = cone(m, &cut_list, true);
+        if feeding.contains(&mu.index) {
+            return Err(format!(
+                "`{}` feeds the configuration registers the view takes as inputs (sequential)",
+                mu.signal
+            ));
+        }
+    }
     match mu.site {
         Site::Enable => return Err("it changes a register enable (control)".into()),
         Site::Reset => return Err("it changes a reset value (sequential)".into()),
@@ -185,7 +243,7 @@ pub fn data_path_scope(m: &Module, mu: &Mutation) -> Result<Vec<String>, String>
         })
         .flatten()
         .collect();
-    if cone(m, &enables, true).contains(&mu.index) {
+    if cone_cut(m, &enables, true, &cuts).contains(&mu.index) {
         return Err(format!("`{}` feeds a register enable (control)", mu.signal));
     }
     let outputs: Vec<usize> = (0..m.decls.len())
@@ -194,15 +252,18 @@ pub fn data_path_scope(m: &Module, mu: &Mutation) -> Result<Vec<String>, String>
     let reached: Vec<usize> = outputs
         .iter()
         .copied()
-        .filter(|&o| cone(m, &[o], false).contains(&mu.index))
+        .filter(|&o| cone_cut(m, &[o], false, &cuts).contains(&mu.index))
         .collect();
     if reached.is_empty() {
         return Err(format!("`{}` reaches no output", mu.signal));
     }
-    let depth = depths(m);
+    let depth = depths(m, &cuts);
     let mut stage_enable: Vec<(u32, Option<&Expr>)> = Vec::new();
     for &o in &reached {
-        for i in cone(m, &[o], false) {
+        for i in cone_cut(m, &[o], false, &cuts) {
+            if cuts.contains(&i) {
+                continue;
+            }
             if depth[i] == Depth::Mixed {
                 return Err(format!(
                     "output `{}` reads `{}`, which mixes pipeline depths or lies on a loop",
@@ -232,6 +293,27 @@ pub fn data_path_scope(m: &Module, mu: &Mutation) -> Result<Vec<String>, String>
 /// (the others become wires). The clock and reset stay as inputs; every
 /// signal is exempt from the unused-bit check.
 pub fn transparent(m: &Module, outputs: &[String]) -> Result<Module, IrError> {
+    transparent_cut(m, outputs, &[], None)
+}
+
+/// An assumption of a view: a 1-bit expression built on the view's signals
+/// (the cut registers are its inputs by then).
+pub type Assume<'a> = &'a dyn Fn(&Module) -> Result<Expr, IrError>;
+
+/// [`transparent`] with the registers `cuts` turned into inputs of the view
+/// (see [`data_path_scope_cut`]) and, with `assume`, every kept output
+/// forced to zero where the assumption is false: two such views are
+/// equivalent exactly when the units agree on every input where the
+/// assumption holds (for the slot units: every valid configuration).
+pub fn transparent_cut(
+    m: &Module,
+    outputs: &[String],
+    cuts: &[String],
+    assume: Option<Assume<'_>>,
+) -> Result<Module, IrError> {
+    let cut_set = cut_indices(m, cuts).map_err(|c| IrError::Mutation {
+        detail: format!("`{c}` is not a register of `{}`", m.name),
+    })?;
     let mut out = m.clone();
     for o in outputs {
         match m.signal(o) {
@@ -245,6 +327,11 @@ pub fn transparent(m: &Module, outputs: &[String]) -> Result<Module, IrError> {
     }
     for i in 0..out.decls.len() {
         match out.decls[i].kind {
+            SignalKind::Reg if cut_set.contains(&i) => {
+                out.decls[i].kind = SignalKind::Input;
+                out.decls[i].reset = None;
+                out.drivers[i] = None;
+            }
             SignalKind::Reg => {
                 out.decls[i].kind = SignalKind::Wire;
                 out.decls[i].reset = None;
@@ -265,6 +352,26 @@ pub fn transparent(m: &Module, outputs: &[String]) -> Result<Module, IrError> {
     for d in out.decls.iter_mut() {
         if d.kind != SignalKind::Output {
             d.unused = vec![(d.width - 1, 0)];
+        }
+    }
+    if let Some(assume) = assume {
+        let holds = assume(&out)?;
+        if holds.width() != 1 {
+            return Err(IrError::Mutation {
+                detail: format!("an assumption of a view is 1 bit, not {}", holds.width()),
+            });
+        }
+        for i in 0..out.decls.len() {
+            if out.decls[i].kind != SignalKind::Output {
+                continue;
+            }
+            out.drivers[i] = match out.drivers[i].take() {
+                Some(Driver::Assign(e)) => {
+                    let zero = Expr::zero(e.width())?;
+                    Some(Driver::Assign(Expr::mux(&holds, &e, &zero)?))
+                }
+                other => other,
+            };
         }
     }
     Ok(out)

@@ -338,6 +338,38 @@ fn walk(
     }
 }
 
+/// The names of the signals `named` accepts and of every signal whose
+/// driver (value, register next value or enable) reads one of them
+/// directly: the signals a feature adds and those it feeds one step on
+/// (for a mutation scope such as the logic of the programmable slots).
+pub fn named_and_readers(
+    m: &Module,
+    named: &dyn Fn(&str) -> bool,
+) -> std::collections::BTreeSet<String> {
+    let hit: Vec<bool> = m.decls.iter().map(|d| named(&d.name)).collect();
+    let mut out = std::collections::BTreeSet::new();
+    for (i, d) in m.decls.iter().enumerate() {
+        let mut reads = false;
+        let mut look = |e: &Expr| {
+            e.visit_refs(&mut |s, _, _| reads |= hit.get(s.index).copied().unwrap_or(false))
+        };
+        match &m.drivers[i] {
+            Some(Driver::Assign(e)) => look(e),
+            Some(Driver::Reg { next, enable }) => {
+                look(next);
+                if let Some(en) = enable {
+                    look(en);
+                }
+            }
+            _ => {}
+        }
+        if hit[i] || reads {
+            out.insert(d.name.to_string());
+        }
+    }
+    out
+}
+
 /// Every single mutation of `m`, in declaration order, then path order.
 pub fn enumerate(m: &Module) -> Vec<Mutation> {
     let mut out = Vec::new();

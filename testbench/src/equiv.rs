@@ -284,9 +284,40 @@ pub fn decide_all(
     seconds: u32,
     jobs: usize,
 ) -> Result<Vec<Decision>, EquivError> {
+    decide_all_with(module, desc, muts, dir, seconds, jobs, &View::default())
+}
+
+/// A validity assumption on a view's signals ([`comb::transparent_cut`]).
+pub type Assumption = dyn Fn(&Module) -> Result<hdl::ir::Expr, hdl::ir::IrError> + Sync;
+
+/// How the combinational views are made: registers taken as free inputs
+/// (`cuts`: registers that change only while no vector is in flight, such
+/// as the active configuration of a unit with programmable slots) and an
+/// assumption on them (`assume`: the views' outputs are compared only
+/// where it holds).
+#[derive(Default)]
+pub struct View<'a> {
+    pub cuts: Vec<String>,
+    pub assume: Option<&'a Assumption>,
+}
+
+/// [`decide_all`] with the views of `view`.
+pub fn decide_all_with(
+    module: &Module,
+    desc: &UnitDescription,
+    muts: &[Mutation],
+    dir: &Path,
+    seconds: u32,
+    jobs: usize,
+    view: &View<'_>,
+) -> Result<Vec<Decision>, EquivError> {
+    let assume = || {
+        view.assume
+            .map(|a| a as &dyn Fn(&Module) -> Result<hdl::ir::Expr, hdl::ir::IrError>)
+    };
     let scopes: Vec<Result<Vec<String>, String>> = muts
         .iter()
-        .map(|mu| comb::data_path_scope(module, mu))
+        .map(|mu| comb::data_path_scope_cut(module, mu, &view.cuts))
         .collect();
     // one original view per set of reached outputs
     let mut golds: Vec<Vec<String>> = Vec::new();
@@ -306,10 +337,13 @@ pub fn decide_all(
     crate::work_queue(golds.len(), jobs, |k| {
         let d = &gold_dirs[k];
         std::fs::create_dir_all(d).map_err(io(d))?;
-        let view = comb::transparent(module, &golds[k]).map_err(|source| EquivError::Ir {
-            mutation: "(none)".to_string(),
-            source,
-        })?;
+        let view =
+            comb::transparent_cut(module, &golds[k], &view.cuts, assume()).map_err(|source| {
+                EquivError::Ir {
+                    mutation: "(none)".to_string(),
+                    source,
+                }
+            })?;
         to_aiger(&view, &header("the unit as generated"), d, "view")
     })
     .into_iter()
@@ -354,7 +388,7 @@ pub fn decide_all(
             source,
         };
         let mutant = mutate::apply(module, mu).map_err(ir)?;
-        let view = comb::transparent(&mutant, outputs).map_err(ir)?;
+        let view = comb::transparent_cut(&mutant, outputs, &view.cuts, assume()).map_err(ir)?;
         to_aiger(&view, &header(&format!("mutant `{}`", mu.text)), &d, "view")?;
         let gold_map_path = gold.join("view.map");
         let map = std::fs::read_to_string(&gold_map_path).map_err(io(&gold_map_path))?;

@@ -153,6 +153,14 @@ pub enum Programmed {
     /// protocol and the epochs are specified (docs/hw/program-slots.md
     /// section 6).
     Invalid,
+    /// Register contents given word by word (a formal counterexample's
+    /// configuration), valid for the hardware
+    /// ([`registers::SlotRegisters::predictors`] accepts them), with the
+    /// golden coder of the predictors they hold.
+    Registers {
+        writes: Vec<RegisterWrite>,
+        codec: std::sync::Arc<MpcCodec>,
+    },
 }
 
 /// One of a run's images.
@@ -165,7 +173,7 @@ pub struct NamedImage {
 impl NamedImage {
     fn codec(&self) -> Option<&MpcCodec> {
         match &self.programmed {
-            Programmed::Image { codec, .. } => Some(codec),
+            Programmed::Image { codec, .. } | Programmed::Registers { codec, .. } => Some(codec),
             Programmed::Invalid => None,
         }
     }
@@ -245,6 +253,7 @@ fn writes_of(
                 source,
             })
         }
+        Programmed::Registers { writes, .. } => Ok(writes.clone()),
         Programmed::Invalid => Ok(Vec::new()),
     }
 }
@@ -629,6 +638,247 @@ impl ShardPlan {
             coded_as,
         });
     }
+}
+
+// ---- formal views and counterexamples of mutants -------------------------------
+
+/// The active configuration registers of units with these slots, as the
+/// generator names them (`hdl::mpc::slots::ConfigBlock`):
+/// `cfg_active_epoch` and, per slot `j`, `cfg_active_s<j>_flag`,
+/// `cfg_active_s<j>_rules` (rule byte `i` at bits `[7i+6:7i]`: the
+/// candidate above `k + 7`) and `cfg_active_s<j>_route`. They change only
+/// while no block is in flight; the combinational views of a mutant take
+/// them as free inputs.
+pub fn active_registers(unit: SlotUnit) -> Vec<String> {
+    let mut v = vec!["cfg_active_epoch".to_string()];
+    for j in 0..unit.k {
+        for what in ["flag", "rules", "route"] {
+            v.push(format!("cfg_active_s{j}_{what}"));
+        }
+    }
+    v
+}
+
+/// Whether the active registers of view `m` (inputs there) hold register
+/// contents the hardware's behaviour is specified for
+/// ([`registers::SlotRegisters::predictors`] accepts them): in every loaded
+/// slot, every rule byte has `k + 7 <= 14` and a candidate 0 (root) or one
+/// of 1..=5 whose stride does not reach before byte 0, and a library index
+/// is at most the number of hard-wired predictors. An unloaded slot may
+/// hold anything.
+pub fn valid_configuration(
+    m: &hdl::ir::Module,
+    unit: SlotUnit,
+    hard_wired: usize,
+) -> Result<hdl::ir::Expr, hdl::ir::IrError> {
+    use hdl::ir::Expr;
+    let sig = |name: &str| {
+        m.signal(name)
+            .map(|s| s.expr())
+            .ok_or_else(|| hdl::ir::IrError::Mutation {
+                detail: format!("the view has no `{name}`"),
+            })
+    };
+    let mut all = Expr::bool(true);
+    for j in 0..unit.k {
+        let flag = sig(&format!("cfg_active_s{j}_flag"))?;
+        let rules = sig(&format!("cfg_active_s{j}_rules"))?;
+        let mut ok = Expr::bool(true);
+        for i in 0..BLOCK_BYTES as u32 {
+            let code = rules.slice(7 * i + 3, 7 * i)?;
+            let cand = rules.slice(7 * i + 6, 7 * i + 4)?;
+            ok = ok.and(&code.cmp_le(&Expr::constant(14, 4)?)?)?;
+            // the largest candidate whose stride reaches no further back
+            // than byte 0
+            let reach = STRIDES.iter().take_while(|&&st| st as u32 <= i).count() as u128;
+            ok = ok.and(&cand.cmp_le(&Expr::constant(reach, 3)?)?)?;
+        }
+        if unit.form.reorder == ReorderClass::Library {
+            let route = sig(&format!("cfg_active_s{j}_route"))?;
+            let last = Expr::constant(hard_wired as u128, route.width())?;
+            ok = ok.and(&route.cmp_le(&last)?)?;
+        }
+        all = all.and(&flag.not().or(&ok)?)?;
+    }
+    Ok(all)
+}
+
+/// The register writes that give the active registers the values of
+/// `ports` (a counterexample's inputs, bits least significant first;
+/// missing bits 0): `EPOCH`, every slot's `SLOT_FLAG`, `SLOT_RULES` and
+/// `SLOT_ROUTE` words, `COMMIT`; with the epoch.
+pub fn configuration_writes(
+    unit: SlotUnit,
+    hard_wired: usize,
+    ports: &std::collections::BTreeMap<String, Vec<bool>>,
+) -> (Vec<RegisterWrite>, u8) {
+    let word = |name: &str, lo: usize, width: usize| -> u32 {
+        let v = ports.get(name);
+        (0..width).fold(0u32, |acc, b| {
+            let bit = v.and_then(|v| v.get(lo + b)).copied().unwrap_or(false);
+            acc | (u32::from(bit) << b)
+        })
+    };
+    let epoch = word("cfg_active_epoch", 0, EPOCH_WIDTH) as u8;
+    let mut w = vec![RegisterWrite {
+        addr: registers::EPOCH,
+        value: u32::from(epoch),
+    }];
+    let route_bits = registers::route_bits(unit.form, hard_wired).unwrap_or(0);
+    for j in 0..unit.k {
+        w.push(RegisterWrite {
+            addr: registers::slot_flag(j),
+            value: word(&format!("cfg_active_s{j}_flag"), 0, 1),
+        });
+        let rules = format!("cfg_active_s{j}_rules");
+        for r in 0..registers::RULES_WORDS {
+            let value = (0..4).fold(0u32, |acc, b| {
+                acc | (word(&rules, 7 * (4 * r + b), 7) << (8 * b))
+            });
+            w.push(RegisterWrite {
+                addr: registers::slot_rules(j, r),
+                value,
+            });
+        }
+        let route = format!("cfg_active_s{j}_route");
+        for r in 0..route_bits.div_ceil(32) {
+            let width = (route_bits - 32 * r).min(32);
+            w.push(RegisterWrite {
+                addr: registers::slot_route(j, r),
+                value: word(&route, 32 * r, width),
+            });
+        }
+    }
+    w.push(RegisterWrite {
+        addr: registers::COMMIT,
+        value: 1,
+    });
+    (w, epoch)
+}
+
+/// The golden coder of register contents: `set`'s hard-wired predictors
+/// and the loaded slots' predictors after them; `None` when the hardware's
+/// behaviour is not specified for them (with why).
+pub fn registers_codec(
+    set: &ModelSet,
+    unit: SlotUnit,
+    writes: &[RegisterWrite],
+) -> Result<MpcCodec, String> {
+    let (regs, _) =
+        registers::SlotRegisters::from_writes(unit.form, unit.k, set.predictors.len(), writes)
+            .map_err(|e| e.to_string())?;
+    let preds = regs.predictors(set).map_err(|e| e.to_string())?;
+    let mut expanded = set.clone();
+    expanded.predictors.extend(preds.into_iter().flatten());
+    Ok(MpcCodec::new(&expanded))
+}
+
+/// A run of counterexamples: vector `i` is coded with the configuration
+/// of `cexes[i]` (programmed before it, [`configuration_writes`]) and its
+/// data inputs (`in_block`; `in_bits`, `in_len`, `in_epoch`; `width` the
+/// decompressor's `W`). One shard. A configuration the hardware's
+/// behaviour is not specified for is refused with its index and why.
+pub fn counterexample_run(
+    unit: Unit,
+    set: &ModelSet,
+    slots: SlotUnit,
+    cexes: &[std::collections::BTreeMap<String, Vec<bool>>],
+    width: u32,
+    tags: &mut Tags,
+) -> Result<(Plan, SlotVectors, Vec<SlotExpect>), (usize, String)> {
+    let bus = |ports: &std::collections::BTreeMap<String, Vec<bool>>, names: &[(&str, usize)]| {
+        let mut b = LeBus::new();
+        for &(name, w) in names {
+            let v = ports.get(name);
+            for i in 0..w {
+                b.put_bit(v.and_then(|v| v.get(i)).copied().unwrap_or(false));
+            }
+        }
+        b
+    };
+    let tag = tags.id("counterexample");
+    let empty = named(
+        set,
+        "reset value",
+        SlotImage::empty(set, slots.form, slots.k),
+    )
+    .map_err(|e| (0, e.to_string()))?;
+    let mut images = vec![empty];
+    let mut shard = ShardPlan::default();
+    let mut comp = Vec::new();
+    let mut decomp = Vec::new();
+    let mut expected = Vec::new();
+    for (i, ports) in cexes.iter().enumerate() {
+        let (writes, epoch) = configuration_writes(slots, set.predictors.len(), ports);
+        let codec = registers_codec(set, slots, &writes).map_err(|why| (i, why))?;
+        let e = match unit {
+            Unit::Decompressor => {
+                let w = width as usize;
+                let b = bus(
+                    ports,
+                    &[
+                        ("in_bits", w),
+                        ("in_len", vectors::LEN_WIDTH as usize),
+                        ("in_epoch", EPOCH_WIDTH),
+                    ],
+                );
+                let mut bits = [0u8; golden::mpc::MAX_BLOCK_BYTES];
+                let la = b.left_aligned(0, w);
+                bits[..la.len()].copy_from_slice(&la);
+                let v = DecompVector {
+                    bits,
+                    len: b.uint(w, vectors::LEN_WIDTH as usize) as u16,
+                    tag,
+                };
+                let given = b.uint(w + vectors::LEN_WIDTH as usize, EPOCH_WIDTH) as u8;
+                decomp.push(SlotDecompVector { v, epoch: given });
+                if given != epoch {
+                    SlotExpect::WrongEpoch { given }
+                } else {
+                    let s = codec.model_set();
+                    let mw = s.max_bits() as usize;
+                    let result = codec.decompress(&bits[..mw.div_ceil(8)], v.len as usize);
+                    let model = result.is_ok().then(|| compare::header_field(&bits, s));
+                    SlotExpect::Exact {
+                        expect: Expect::Block { result, model },
+                        epoch: None,
+                    }
+                }
+            }
+            _ => {
+                let b = bus(ports, &[("in_block", BLOCK_BYTES * 8)]);
+                let mut block = [0u8; BLOCK_BYTES];
+                block.copy_from_slice(&b.bytes(0, BLOCK_BYTES));
+                comp.push(CompVector { block, tag });
+                SlotExpect::Exact {
+                    expect: Expect::Comp(codec.compress(&block)),
+                    epoch: Some(epoch),
+                }
+            }
+        };
+        expected.push(e);
+        images.push(NamedImage {
+            name: format!("counterexample {i}"),
+            programmed: Programmed::Registers {
+                writes: writes.clone(),
+                codec: std::sync::Arc::new(codec),
+            },
+        });
+        shard.push_writes(writes, i, i + 1, epoch, None);
+    }
+    let vectors = match unit {
+        Unit::Decompressor => SlotVectors::Decomp(decomp),
+        _ => SlotVectors::Comp(comp),
+    };
+    Ok((
+        Plan {
+            unit: slots,
+            images,
+            shards: vec![shard],
+        },
+        vectors,
+        expected,
+    ))
 }
 
 // ---- expected outputs --------------------------------------------------------

@@ -25,6 +25,10 @@
 // write due for it (the registers after a reset hold what the schedule
 // says, not the reset value). The writer runs on the falling edge, after
 // the driver's rising-edge work, so both simulators see the same cycles.
+//
+// With MUTANTS defined the compressor or decompressor is a mutation schema
+// (hdl_ir::mutate::schema) with an extra input `mutant`, driven from the
+// plusarg +mutant=K (0, the default: the unit as generated).
 `timescale 1ns / 1ps
 `define STREAM_TB mpc_slots_tb
 module mpc_slots_tb #(
@@ -76,12 +80,19 @@ module mpc_slots_tb #(
 
   wire c_pending, d_pending;
   wire [EW-1:0] c_cfg_epoch, d_cfg_epoch;
+`ifdef MUTANTS
+  reg [15:0] mutant_sel;
+  initial if (!$value$plusargs("mutant=%d", mutant_sel)) mutant_sel = 16'd0;
+`endif
 
 `ifdef UNIT_COMPRESSOR
   wire [W-1:0] out_bits;
   wire [LW-1:0] out_len;
   wire [EW-1:0] out_epoch;
   mpc_compressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(dut_in_valid),
@@ -104,6 +115,9 @@ module mpc_slots_tb #(
   wire [255:0] out_block;
   wire out_error;
   mpc_decompressor dut (
+`ifdef MUTANTS
+      .mutant(mutant_sel),
+`endif
       .clk(clk),
       .rst(rst),
       .in_valid(dut_in_valid),
