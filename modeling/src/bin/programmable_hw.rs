@@ -88,28 +88,46 @@ fn read_unit(u: &Value) -> Unit {
     }
 }
 
-/// The report of `dir` (`synth/report.json`, else `report-no-sweep.json`).
+/// The units of `dir`'s reports: `synth/report.json` (else
+/// `report-no-sweep.json`), and the reports of single units
+/// (`report-mpc_compressor.json`, `report-mpc_decompressor.json`, which
+/// `unit_synth --unit` writes) for units the first does not hold.
 fn read_synth(dir: &Path) -> Result<Option<Synth>> {
     let synth = dir.join("synth");
-    let path = ["report.json", "report-no-sweep.json"]
+    let whole = ["report.json", "report-no-sweep.json"]
         .iter()
         .map(|n| synth.join(n))
         .find(|p| p.is_file());
-    let Some(path) = path else {
+    let paths: Vec<PathBuf> = whole
+        .into_iter()
+        .chain(
+            ["report-mpc_compressor.json", "report-mpc_decompressor.json"]
+                .iter()
+                .map(|n| synth.join(n))
+                .filter(|p| p.is_file()),
+        )
+        .collect();
+    let mut found: BTreeMap<String, Unit> = BTreeMap::new();
+    for path in &paths {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let json: Value =
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        let units = json["units"]
+            .as_array()
+            .with_context(|| format!("{}: no `units` array", path.display()))?;
+        for u in units {
+            if let Some(top) = u["top"].as_str() {
+                found.entry(top.to_string()).or_insert_with(|| read_unit(u));
+            }
+        }
+    }
+    let Some(comp) = found.remove("mpc_compressor") else {
         return Ok(None);
     };
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    let json: Value =
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
-    let units = json["units"]
-        .as_array()
-        .with_context(|| format!("{}: no `units` array", path.display()))?;
-    let get = |top: &str| units.iter().find(|u| u["top"] == top).map(read_unit);
     Ok(Some(Synth {
-        comp: get("mpc_compressor")
-            .with_context(|| format!("{}: no unit mpc_compressor", path.display()))?,
-        decomp: get("mpc_decompressor"),
+        comp,
+        decomp: found.remove("mpc_decompressor"),
     }))
 }
 
