@@ -2,21 +2,24 @@
 //! opens a codec by name.
 //!
 //! MPC is wired directly to [`MpcCodec`] (no allocation per block, and its
-//! blocks are self-delimiting, so chunks need no length table). Any other
-//! [`BlockCodec`] plugs in through [`DynBulk`]; new golden models (MAG-aware
-//! BDI, DPC) are added in [`open_codec`] by name.
+//! blocks are self-delimiting, so chunks need no length table). MAG-aware
+//! BDI and DPC run their bulk implementations ([`crate::fast`]: the golden
+//! models' bit strings without allocating per block). Any other
+//! [`BlockCodec`] plugs in through [`DynBulk`]; new golden models are added
+//! in [`open_codec`] by name.
 
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use super::bits::{extract, BitSink, EXTRACT_MAX};
+use super::fast::{FastDpc, FastMagBdi};
 use super::format::{Header, MAX_BLOCK_BYTES};
 use super::stream::check_limits;
 use super::BulkError;
 use golden::baselines::{Bdi, BlockCodec, Bpc, CPack, Fpc};
-use golden::dpc::{Dpc, DpcParams};
-use golden::magbdi::{DeltaMode, MagBdi, Params as MagParams};
+use golden::dpc::DpcParams;
+use golden::magbdi::{DeltaMode, Params as MagParams};
 use golden::mpc::fast::{Kernel, WRITE_BYTES};
 use golden::mpc::{model::file_sha256, ModelSet, MpcCodec, BLOCK_BYTES};
 
@@ -200,8 +203,7 @@ impl DynBulk {
     /// Wrap a codec without a model file; its identity is
     /// `SHA-256("golden-bulk:{algo}:{block_bytes}")`.
     pub fn new(algo: &str, codec: Box<dyn BlockCodec>) -> Self {
-        let id = format!("golden-bulk:{algo}:{}", codec.block_bytes());
-        let identity: [u8; 32] = Sha256::digest(id.as_bytes()).into();
+        let identity = fixed_identity(algo, codec.block_bytes());
         DynBulk {
             algo: algo.to_string(),
             codec,
@@ -253,6 +255,119 @@ impl BulkCodec for DynBulk {
         out.copy_from_slice(&b);
         Ok(())
     }
+}
+
+/// The identity of a codec without a model file:
+/// `SHA-256("golden-bulk:{algo}:{block_bytes}")`.
+fn fixed_identity(algo: &str, block_bytes: usize) -> [u8; 32] {
+    Sha256::digest(format!("golden-bulk:{algo}:{block_bytes}").as_bytes()).into()
+}
+
+/// MAG-aware BDI through its bulk implementation: the containers of the
+/// golden model behind [`DynBulk`], bit for bit.
+pub struct MagBdiBulk {
+    codec: FastMagBdi,
+    identity: [u8; 32],
+}
+
+impl MagBdiBulk {
+    pub fn new(params: MagParams) -> Result<Self, BulkError> {
+        let codec = FastMagBdi::new(params).map_err(|e| BulkError::Config(e.to_string()))?;
+        Ok(MagBdiBulk {
+            codec,
+            identity: fixed_identity("magbdi", params.block_bytes),
+        })
+    }
+}
+
+impl BulkCodec for MagBdiBulk {
+    fn gpu_kind(&self) -> GpuKind<'_> {
+        GpuKind::MagBdi(*self.codec.params())
+    }
+    fn algo(&self) -> &str {
+        "magbdi"
+    }
+    fn block_bytes(&self) -> usize {
+        self.codec.params().block_bytes
+    }
+    fn max_bits(&self) -> usize {
+        self.codec.max_bits()
+    }
+    fn identity(&self) -> [u8; 32] {
+        self.identity
+    }
+    #[inline]
+    fn compress_block(&self, block: &[u8], sink: &mut BitSink) -> usize {
+        sink.put_with(self.codec.write_room(), |buf, bit| {
+            self.codec.compress_into(block, buf, bit)
+        })
+    }
+    #[inline]
+    fn decompress_block(&self, bits: &[u8], len: usize, out: &mut [u8]) -> Result<(), String> {
+        check_out(out, self.block_bytes())?;
+        self.codec
+            .decompress_into(bits, len, out)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Plain DPC through its bulk implementation: the containers of the
+/// golden model behind [`DynBulk`], bit for bit.
+pub struct DpcBulk {
+    codec: FastDpc,
+    identity: [u8; 32],
+}
+
+impl DpcBulk {
+    pub fn new(params: DpcParams) -> Self {
+        DpcBulk {
+            codec: FastDpc::new(params),
+            identity: fixed_identity("dpc", params.block_bytes()),
+        }
+    }
+}
+
+impl BulkCodec for DpcBulk {
+    fn gpu_kind(&self) -> GpuKind<'_> {
+        GpuKind::Dpc(*self.codec.params())
+    }
+    fn algo(&self) -> &str {
+        "dpc"
+    }
+    fn block_bytes(&self) -> usize {
+        self.codec.params().block_bytes()
+    }
+    fn max_bits(&self) -> usize {
+        self.codec.max_bits()
+    }
+    fn identity(&self) -> [u8; 32] {
+        self.identity
+    }
+    #[inline]
+    fn compress_block(&self, block: &[u8], sink: &mut BitSink) -> usize {
+        sink.put_with(self.codec.write_room(), |buf, bit| {
+            self.codec.compress_into(block, buf, bit)
+        })
+    }
+    #[inline]
+    fn decompress_block(&self, bits: &[u8], len: usize, out: &mut [u8]) -> Result<(), String> {
+        check_out(out, self.block_bytes())?;
+        self.codec
+            .decompress_into(bits, len, out)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The output buffer holds exactly one block (the message [`DynBulk`]
+/// gives otherwise).
+fn check_out(out: &[u8], block_bytes: usize) -> Result<(), String> {
+    if out.len() != block_bytes {
+        return Err(format!(
+            "decoded {block_bytes} bytes, blocks are {} bytes",
+            out.len()
+        ));
+    }
+    Ok(())
 }
 
 /// Algorithms [`open_codec`] knows.
@@ -388,14 +503,13 @@ fn open_unchecked(
         "magbdi" => {
             let bb = block_bytes.unwrap_or(128);
             let p = MagParams::new(bb, 32, 4, DeltaMode::Unsigned);
-            let c = MagBdi::new(p).map_err(|e| BulkError::Config(e.to_string()))?;
-            Box::new(DynBulk::new(algo, Box::new(c)).with_gpu(GpuKind::MagBdi(p)))
+            Box::new(MagBdiBulk::new(p)?)
         }
         // DPC: 4-byte segments, 32-byte sectors; 128-byte blocks unless told.
         "dpc" => {
             let bb = block_bytes.unwrap_or(128);
             let p = DpcParams::new(bb, 4, 32).map_err(|e| BulkError::Config(e.to_string()))?;
-            Box::new(DynBulk::new(algo, Box::new(Dpc::new(p))).with_gpu(GpuKind::Dpc(p)))
+            Box::new(DpcBulk::new(p))
         }
         _ => {
             return Err(BulkError::UnknownAlgo {

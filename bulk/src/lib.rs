@@ -6,6 +6,8 @@
 //! * [`codec`]: the [`BulkCodec`] abstraction over block codecs and the
 //!   registry that opens one by name (`mpc`, `bdi`, `fpc`, ...).
 //! * [`format`]: header, chunk frames, chunk index and trailer.
+//! * [`fast`]: MAG-aware BDI and DPC coded without allocating per block
+//!   (the golden models' bit strings).
 //! * [`chunk`]: packing the variable-length compressed blocks of a chunk.
 //! * [`stream`]: streaming compress/decompress with bounded memory on a
 //!   work-stealing pool with ordered output, and random access to blocks.
@@ -18,6 +20,7 @@ pub mod bits;
 pub mod chunk;
 pub mod codec;
 pub mod engine;
+pub mod fast;
 pub mod format;
 #[cfg(feature = "gpu")]
 pub mod gpu;
