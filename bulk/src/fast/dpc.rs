@@ -107,6 +107,24 @@ impl FastDpc {
         b.put(1, 1);
         // ES[0] first
         b.put(es.reverse_bits() >> (64 - w), w as u32);
+        if self.runs == 1 && w <= 32 {
+            // one transposition: plane i is word 31 - i
+            let mut a = [0u32; 32];
+            for (x, c) in a.iter_mut().zip(block.chunks_exact(S)) {
+                let mut b = [0u8; 4];
+                b[..S].copy_from_slice(c);
+                *x = u32::from_le_bytes(b);
+            }
+            transpose32(&mut a);
+            for i in 0..w {
+                if es >> i & 1 == 1 {
+                    b.put(and >> i & 1, 1);
+                } else {
+                    b.put((a[31 - i] >> (32 - n)) as u64, n as u32);
+                }
+            }
+            return;
+        }
         let runs = self.runs;
         let mut planes = [0u32; MAX_PLANE_WORDS];
         if k < w {
@@ -168,6 +186,25 @@ impl FastDpc {
 
     fn read<const S: usize>(&self, bits: &[u8], es: u64, out: &mut [u8]) {
         let (w, runs) = (self.w, self.runs);
+        if runs == 1 && w <= 32 {
+            let n = self.n;
+            let mut a = [0u32; 32];
+            let mut at = 1 + w;
+            for i in 0..w {
+                a[31 - i] = if es >> i & 1 == 1 {
+                    at += 1;
+                    0u32.wrapping_sub(peek(bits, at - 1, 1) as u32)
+                } else {
+                    at += n;
+                    (peek(bits, at - n, n as u32) << (32 - n)) as u32
+                };
+            }
+            transpose32(&mut a);
+            for (o, x) in out.chunks_exact_mut(S).zip(a.iter()) {
+                o.copy_from_slice(&x.to_le_bytes()[..S]);
+            }
+            return;
+        }
         let mut planes = [0u32; MAX_PLANE_WORDS];
         let mut at = 1 + w;
         for i in 0..w {

@@ -124,40 +124,13 @@ impl FastMagBdi {
 
     /// The encoding `block` gets and, for a compressed one, the base and
     /// the delta width's entry.
+    #[inline]
     fn choose<const K: usize>(&self, block: &[u8]) -> Option<(Width, u64)> {
-        let n = block.len() / K;
-        let signed = self.signed;
-        let mut all = 0u64;
-        for i in 0..n {
-            all |= t::<K>(val::<K>(block, i), signed);
+        if K == 8 {
+            self.choose64::<K>(block)
+        } else {
+            self.choose32::<K>(block)
         }
-        let need = 64 - all.leading_zeros();
-        for w in &self.widths {
-            if w.s >= need {
-                // the zero base covers every value
-                return Some((*w, 0));
-            }
-            // the first value outside the zero base is the base
-            let mut first = n;
-            for i in 0..n {
-                if t::<K>(val::<K>(block, i), signed) >> w.s != 0 {
-                    first = i;
-                    break;
-                }
-            }
-            let base = val::<K>(block, first.min(n - 1));
-            let m = low(8 * K as u32);
-            let mut acc = 0u64;
-            for i in first..n {
-                let v = val::<K>(block, i);
-                let out = 0u64.wrapping_sub((t::<K>(v, signed) >> w.s != 0) as u64);
-                acc |= t::<K>(v.wrapping_sub(base) & m, signed) & out;
-            }
-            if acc >> w.s == 0 {
-                return Some((*w, base));
-            }
-        }
-        None
     }
 
     fn write<const K: usize>(&self, block: &[u8], b: &mut Bits<'_>) {
@@ -342,3 +315,70 @@ impl FastMagBdi {
         }
     }
 }
+
+/// `choose32` (values of 2 or 4 bytes in `u32` lanes) and `choose64`
+/// (8-byte values): the smallest delta width that fits and its base.
+macro_rules! choose_impl {
+    ($name:ident, $t:ty) => {
+        impl FastMagBdi {
+            fn $name<const K: usize>(&self, block: &[u8]) -> Option<(Width, u64)> {
+                const LANE: u32 = <$t>::BITS;
+                let n = block.len() / K;
+                let bits = 8 * K as u32;
+                let m = low(bits) as $t;
+                let sh = LANE - bits;
+                let signed = self.signed;
+                // the value and t(v) in the lane
+                let get = |i: usize| val::<K>(block, i) as $t;
+                let t = |v: $t| -> $t {
+                    if signed {
+                        let sp = ((v << sh) >> (LANE - 1)).wrapping_neg();
+                        (v ^ sp) & m
+                    } else {
+                        v
+                    }
+                };
+                let mut all: $t = 0;
+                for i in 0..n {
+                    all |= t(get(i));
+                }
+                let need = LANE - all.leading_zeros();
+                for w in &self.widths {
+                    if w.s >= need {
+                        // the zero base covers every value
+                        return Some((*w, 0));
+                    }
+                    // the first value outside the zero base is the base
+                    let mut first = n - 1;
+                    for i in 0..n {
+                        if t(get(i)) >> w.s != 0 {
+                            first = i;
+                            break;
+                        }
+                    }
+                    let base = get(first);
+                    // OR of t(delta) over the values outside the zero
+                    // base, 16 values at a time until one does not fit
+                    let mut acc: $t = 0;
+                    let mut i = first;
+                    while i < n && acc >> w.s == 0 {
+                        let end = (i + 16).min(n);
+                        for j in i..end {
+                            let v = get(j);
+                            let out = ((t(v) >> w.s != 0) as $t).wrapping_neg();
+                            acc |= t(v.wrapping_sub(base) & m) & out;
+                        }
+                        i = end;
+                    }
+                    if acc >> w.s == 0 {
+                        return Some((*w, base as u64));
+                    }
+                }
+                None
+            }
+        }
+    };
+}
+
+choose_impl!(choose32, u32);
+choose_impl!(choose64, u64);

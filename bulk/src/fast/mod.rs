@@ -166,23 +166,29 @@ pub fn get(buf: &[u8], pos: usize, width: u32) -> u64 {
     }
 }
 
+/// One stage of [`transpose32`]: swap the `J`-bit blocks off the diagonal
+/// (rows `k` and `k + J` of every run of `2 J` rows).
+#[inline(always)]
+fn stage<const J: usize>(a: &mut [u32; 32], m: u32) {
+    for c in a.chunks_exact_mut(2 * J) {
+        let (lo, hi) = c.split_at_mut(J);
+        for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+            let t = (*x ^ (*y >> J)) & m;
+            *x ^= t;
+            *y ^= t << J;
+        }
+    }
+}
+
 /// Transpose a 32 x 32 bit matrix in place: afterwards bit `31 - j` of
 /// word `k` is what bit `31 - k` of word `j` was. Its own inverse.
 #[inline]
 pub fn transpose32(a: &mut [u32; 32]) {
-    let mut m: u32 = 0x0000_ffff;
-    let mut j = 16;
-    while j != 0 {
-        for k in 0..32 {
-            if k & j == 0 {
-                let t = (a[k] ^ (a[k + j] >> j)) & m;
-                a[k] ^= t;
-                a[k + j] ^= t << j;
-            }
-        }
-        j >>= 1;
-        m ^= m << j;
-    }
+    stage::<16>(a, 0x0000_ffff);
+    stage::<8>(a, 0x00ff_00ff);
+    stage::<4>(a, 0x0f0f_0f0f);
+    stage::<2>(a, 0x3333_3333);
+    stage::<1>(a, 0x5555_5555);
 }
 
 #[cfg(test)]
