@@ -205,12 +205,14 @@ fn cut_indices(m: &Module, cuts: &[String]) -> Result<BTreeSet<usize>, String> {
 }
 
 /// [`data_path_scope`] for the view of [`transparent_cut`], where the
-/// registers `cuts` are free inputs: registers that change only while no
-/// vector is in flight (the active configuration of a unit with
-/// programmable slots), so every vector sees one value of each from its
-/// first stage to its last. They fit any depth, their own drivers are not
-/// part of the argument, and a mutation in their cone (what they load, and
-/// when) is refused: it changes what the cut registers hold.
+/// registers `cuts` are free inputs: registers that every register reading
+/// them samples only while no vector is in flight (the shadow
+/// configuration of a unit with programmable slots, which its active
+/// copies load between blocks), so every vector sees one value of each
+/// from its first stage to its last. They and what reads only them fit
+/// any depth, their own drivers are not part of the argument, and a
+/// mutation in their cone (what they load, and when) is refused: it
+/// changes what the cut registers hold.
 pub fn data_path_scope_cut(
     m: &Module,
     mu: &Mutation,
@@ -288,6 +290,151 @@ pub fn data_path_scope_cut(
     Ok(reached.into_iter().map(|o| name(&m.decls[o])).collect())
 }
 
+/// The registers of `m` that lie on a loop through registers or read
+/// several pipeline depths (with the registers `cuts` fitting any depth):
+/// no output [`data_path_scope_cut`] accepts reads them, and a view
+/// ([`transparent_cut`]) takes them as inputs rather than as wires (a
+/// register that holds its own value would be a combinational loop).
+pub fn mixed_registers(m: &Module, cuts: &[String]) -> Vec<String> {
+    let cut_set = cut_indices(m, cuts).unwrap_or_default();
+    let depth = depths(m, &cut_set);
+    (0..m.decls.len())
+        .filter(|&i| {
+            m.decls[i].kind == SignalKind::Reg && !cut_set.contains(&i) && depth[i] == Depth::Mixed
+        })
+        .map(|i| name(&m.decls[i]))
+        .collect()
+}
+
+/// What a mutation of `mu`'s signal reaches before the next registers:
+/// the registers whose next value or enable reads it through wires only,
+/// and the outputs it drives through wires only (names, from `m`).
+pub fn first_registers(m: &Module, mu: &Mutation) -> (Vec<String>, Vec<String>) {
+    let n = m.decls.len();
+    let mut through = vec![false; n];
+    through[mu.index] = true;
+    // wires in declaration order may read later ones: iterate to a fixpoint
+    loop {
+        let mut grew = false;
+        for i in 0..n {
+            if through[i] || m.decls[i].kind == SignalKind::Reg {
+                continue;
+            }
+            if let Some(Driver::Assign(e)) = &m.drivers[i] {
+                if refs_of(e).iter().any(|&r| through[r]) {
+                    through[i] = true;
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let mut regs = Vec::new();
+    for i in 0..n {
+        if let Some(Driver::Reg { next, enable }) = &m.drivers[i] {
+            let reads = refs_of(next).iter().any(|&r| through[r] && r != i)
+                || enable
+                    .as_ref()
+                    .is_some_and(|e| refs_of(e).iter().any(|&r| through[r] && r != i));
+            if reads || i == mu.index {
+                regs.push(name(&m.decls[i]));
+            }
+        }
+    }
+    let outputs = (0..n)
+        .filter(|&i| through[i] && m.decls[i].kind == SignalKind::Output)
+        .map(|i| name(&m.decls[i]))
+        .collect();
+    (regs, outputs)
+}
+
+/// The one-step view of `m` for the registers `regs` and outputs `outputs`
+/// ([`first_registers`] of a mutation, taken from the unit as generated):
+/// every register an input; as outputs, `outputs` and, per register of
+/// `regs`, its next value (`view_next_<reg>`) and its enable
+/// (`view_enable_<reg>`, when it has one), each forced to zero where
+/// `assume` is false. When the views of the unit and of a value mutant
+/// are equivalent, the mutant's registers load what the unit's load from
+/// every state and input, and its outputs are the unit's: no run tells
+/// them apart (under the assumption). A difference proves nothing (the
+/// state may be unreachable).
+pub fn next_state_view(
+    m: &Module,
+    regs: &[String],
+    outputs: &[String],
+    assume: Option<Assume<'_>>,
+) -> Result<Module, IrError> {
+    let mut out = m.clone();
+    let mut nexts = Vec::new();
+    for r in regs {
+        let i = m
+            .decls
+            .iter()
+            .position(|d| *d.name == **r && d.kind == SignalKind::Reg)
+            .ok_or_else(|| IrError::Mutation {
+                detail: format!("`{r}` is not a register of `{}`", m.name),
+            })?;
+        if let Some(Driver::Reg { next, enable }) = &m.drivers[i] {
+            nexts.push((r.clone(), next.clone(), enable.clone()));
+        }
+    }
+    for i in 0..out.decls.len() {
+        match out.decls[i].kind {
+            SignalKind::Reg => {
+                out.decls[i].kind = SignalKind::Input;
+                out.decls[i].reset = None;
+                out.drivers[i] = None;
+            }
+            SignalKind::Output if !outputs.iter().any(|o| **o == *out.decls[i].name) => {
+                out.decls[i].kind = SignalKind::Wire;
+            }
+            _ => {}
+        }
+    }
+    for (r, next, enable) in nexts {
+        let s = out.output(&format!("view_next_{r}"), next.width())?;
+        out.assign(&s, next)?;
+        if let Some(en) = enable {
+            let s = out.output(&format!("view_enable_{r}"), en.width())?;
+            out.assign(&s, en)?;
+        }
+    }
+    for d in out.decls.iter_mut() {
+        if d.kind != SignalKind::Output {
+            d.unused = vec![(d.width - 1, 0)];
+        }
+    }
+    if let Some(assume) = assume {
+        gate_outputs(&mut out, assume)?;
+    }
+    Ok(out)
+}
+
+/// Every output of `out` forced to zero where `assume` is false.
+fn gate_outputs(out: &mut Module, assume: Assume<'_>) -> Result<(), IrError> {
+    let holds = assume(out)?;
+    if holds.width() != 1 {
+        return Err(IrError::Mutation {
+            detail: format!("an assumption of a view is 1 bit, not {}", holds.width()),
+        });
+    }
+    for i in 0..out.decls.len() {
+        if out.decls[i].kind != SignalKind::Output {
+            continue;
+        }
+        out.drivers[i] = match out.drivers[i].take() {
+            Some(Driver::Assign(e)) => {
+                let zero = Expr::zero(e.width())?;
+                Some(Driver::Assign(Expr::mux(&holds, &e, &zero)?))
+            }
+            other => other,
+        };
+    }
+    Ok(())
+}
+
 /// `m` with every register turned into a wire driven by its next value
 /// (enables and reset values dropped) and only `outputs` left as outputs
 /// (the others become wires). The clock and reset stay as inputs; every
@@ -355,24 +502,7 @@ pub fn transparent_cut(
         }
     }
     if let Some(assume) = assume {
-        let holds = assume(&out)?;
-        if holds.width() != 1 {
-            return Err(IrError::Mutation {
-                detail: format!("an assumption of a view is 1 bit, not {}", holds.width()),
-            });
-        }
-        for i in 0..out.decls.len() {
-            if out.decls[i].kind != SignalKind::Output {
-                continue;
-            }
-            out.drivers[i] = match out.drivers[i].take() {
-                Some(Driver::Assign(e)) => {
-                    let zero = Expr::zero(e.width())?;
-                    Some(Driver::Assign(Expr::mux(&holds, &e, &zero)?))
-                }
-                other => other,
-            };
-        }
+        gate_outputs(&mut out, assume)?;
     }
     Ok(out)
 }

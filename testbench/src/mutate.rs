@@ -34,6 +34,7 @@ use crate::rtl::{self, Params};
 use crate::run::{RunError, UnitVectors};
 use crate::schedule::{self, Schedule, ScheduleConfig};
 use crate::sim::{self, CxxOpt, RunFiles, RunOptions, TbSpec};
+use crate::slots::{self as slot, Plan, SlotExpect, SlotOptions, SlotUnit, SlotVectors};
 use crate::stream_unit::{self, LeBus, SimRun, StreamTarget};
 use crate::vectors::{self, CompVector, DecompVector, GenConfig, Tags};
 use crate::{Simulator, Unit};
@@ -77,6 +78,10 @@ pub enum MutateError {
     Stream(#[from] crate::stream_unit::StreamError),
     #[error(transparent)]
     Equiv(#[from] EquivError),
+    #[error(transparent)]
+    Slots(#[from] slot::SlotsError),
+    #[error("{0}")]
+    Slot(String),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -97,6 +102,14 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> MutateError + '_ {
 pub enum Design {
     /// The MPC compressor or decompressor of a model set.
     Mpc { model: PathBuf, unit: Unit },
+    /// The MPC compressor or decompressor of a model set with programmable
+    /// slots, programmed as `cosim mpc --program-slots` programs them.
+    MpcSlots {
+        model: PathBuf,
+        unit: Unit,
+        slots: SlotUnit,
+        options: SlotOptions,
+    },
     /// The MAG-aware BDI compressor or decompressor.
     MagBdi {
         params: golden::magbdi::Params,
@@ -115,6 +128,9 @@ impl Design {
     pub fn config_dir(&self) -> Result<String, MutateError> {
         Ok(match self {
             Design::Mpc { model, .. } => rtl::load_set(model).map_err(RunError::from)?.name,
+            Design::MpcSlots { model, slots, .. } => {
+                slots.dir_name(&rtl::load_set(model).map_err(RunError::from)?)
+            }
             Design::MagBdi { params, .. } => hdl::magbdi::config_name(params),
             Design::Dpc { params, .. } => crate::dpc::config_name(params),
         })
@@ -123,7 +139,9 @@ impl Design {
     /// The unit's short name (`compressor`, `dpc_truc_decompressor`).
     pub fn unit_name(&self) -> &'static str {
         match self {
-            Design::Mpc { unit, .. } | Design::MagBdi { unit, .. } => unit.name(),
+            Design::Mpc { unit, .. }
+            | Design::MpcSlots { unit, .. }
+            | Design::MagBdi { unit, .. } => unit.name(),
             Design::Dpc { unit, .. } => unit.module_name(),
         }
     }
@@ -157,6 +175,36 @@ pub struct MutateConfig {
     pub prove: bool,
     /// ABC's time limit per survivor, in seconds.
     pub prove_seconds: u32,
+    /// Which mutations are drawn from (before sampling).
+    pub scope: Scope,
+}
+
+/// Which mutations a run draws from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Every single mutation.
+    #[default]
+    All,
+    /// The logic of the programmable slots ([`slot_logic`]).
+    Slots,
+}
+
+/// Whether a signal name belongs to the programmable slots: the generator
+/// names their logic `cfg_*` (configuration port decode, shadow and active
+/// registers, commit and load), `*slot*` (slot predictions, residues,
+/// planes, Benes levels, symbols, scores, wins, the decompressor's slot
+/// rules and restoration) and `*epoch*` (epoch output and check).
+pub fn is_slot_name(name: &str) -> bool {
+    name.starts_with("cfg_") || name.contains("slot") || name.contains("epoch")
+}
+
+/// The signals of the slot logic of a unit: those [`is_slot_name`]
+/// accepts and every signal whose driver (value, next value, enable) reads
+/// one of them directly (the selection among predictors and slots, the
+/// model IDs and header widths of the loaded image, the pipeline's hold
+/// while a commit waits).
+pub fn slot_logic(m: &Module) -> std::collections::BTreeSet<String> {
+    mutate::named_and_readers(m, &is_slot_name)
 }
 
 /// How a mutant was killed.
@@ -560,8 +608,22 @@ fn bits_of(b: &LeBus, lo: usize, w: usize) -> Vec<bool> {
 
 /// The vectors of one run.
 enum Vecs {
-    Mpc { vectors: UnitVectors, tags: Tags },
+    Mpc {
+        vectors: UnitVectors,
+        tags: Tags,
+    },
     Stream(Vec<LeBus>),
+    /// A unit with slots: the vectors, what each must give, the plan of
+    /// images and configuration writes (one shard).
+    Slots {
+        vectors: SlotVectors,
+        expected: Vec<SlotExpect>,
+        plan: Box<Plan>,
+        tags: Tags,
+    },
+    /// Counterexamples of a unit with slots, collected as port values
+    /// (made into [`Vecs::Slots`] by [`Bench::slot_counterexamples`]).
+    SlotPorts(Vec<BTreeMap<String, Vec<bool>>>),
 }
 
 impl Vecs {
@@ -569,6 +631,8 @@ impl Vecs {
         match self {
             Vecs::Mpc { vectors, .. } => vectors.len(),
             Vecs::Stream(v) => v.len(),
+            Vecs::Slots { vectors, .. } => vectors.len(),
+            Vecs::SlotPorts(v) => v.len(),
         }
     }
 }
@@ -581,6 +645,13 @@ enum Kind<'a> {
         params: Params,
     },
     Stream(&'a StreamTarget),
+    /// An MPC unit with programmable slots.
+    Slots {
+        unit: Unit,
+        set: Box<ModelSet>,
+        slots: SlotUnit,
+        params: Params,
+    },
 }
 
 /// What one unit's mutants run on.
@@ -642,6 +713,42 @@ impl Bench<'_> {
                 }
             }
             Kind::Stream(_) => Vecs::Stream(Vec::new()),
+            Kind::Slots { .. } => Vecs::SlotPorts(Vec::new()),
+        }
+    }
+
+    /// The counterexamples of a unit with slots as a run: each vector
+    /// after its own configuration ([`slot::counterexample_run`]); `Err`:
+    /// the index of a counterexample whose configuration the hardware's
+    /// behaviour is not specified for, and why.
+    fn slot_counterexamples(&self, vecs: Vecs) -> Result<Vecs, (usize, String)> {
+        match (vecs, &self.kind) {
+            (
+                Vecs::SlotPorts(ports),
+                Kind::Slots {
+                    unit,
+                    set,
+                    slots,
+                    params,
+                },
+            ) => {
+                let mut tags = Tags::new();
+                let (plan, vectors, expected) = slot::counterexample_run(
+                    *unit,
+                    set,
+                    *slots,
+                    &ports,
+                    params.max_bits,
+                    &mut tags,
+                )?;
+                Ok(Vecs::Slots {
+                    vectors,
+                    expected,
+                    plan: Box::new(plan),
+                    tags,
+                })
+            }
+            (v, _) => Ok(v),
         }
     }
 
@@ -653,6 +760,7 @@ impl Bench<'_> {
                 vectors.push(ports, params.max_bits, tag);
             }
             (Vecs::Stream(v), Kind::Stream(t)) => v.push(t.bus_of(ports)),
+            (Vecs::SlotPorts(v), Kind::Slots { .. }) => v.push(ports.clone()),
             _ => {}
         }
     }
@@ -683,8 +791,16 @@ impl Bench<'_> {
                 std::fs::write(&vec_path, text).map_err(io(&vec_path))?;
                 Vec::new()
             }
+            (Vecs::Slots { vectors, plan, .. }, Kind::Slots { params, .. }) => {
+                vectors.write(&vec_path, 0..vectors.len(), params.max_bits)?;
+                if let Some(shard) = plan.shards.first() {
+                    shard.write_cfg(&root.join("shard0.cfg"))?;
+                }
+                Vec::new()
+            }
             _ => Vec::new(),
         };
+        let cfg_path = root.join("shard0.cfg");
         let n = vecs.len();
         let stages = self.desc.latency;
         let sched = self.schedule(n);
@@ -708,8 +824,12 @@ impl Bench<'_> {
             "Input `mutant` selects one single mutation (0: the unit as generated).".to_string(),
         ];
         // a pipeline of at most a few stages: a mutant that stops delivering
-        // is given up on soon
-        let timeout = 64 * stages as u64 + 256;
+        // is given up on soon (units with slots: after the configuration
+        // writes of an image, which hold the input, too)
+        let timeout = match &self.kind {
+            Kind::Slots { .. } => 64 * stages as u64 + 2048,
+            _ => 64 * stages as u64 + 256,
+        };
         let pb = datafiles::progress::bar(
             muts.len() as u64,
             "mutants",
@@ -731,6 +851,19 @@ impl Bench<'_> {
                     top: "mpc_tb",
                     tb_file: sim::TB_FILE,
                     tb_source: sim::TB_SOURCE,
+                    defines: vec![unit.define(), "MUTANTS"],
+                    params: vec![
+                        ("H", u64::from(params.header_bits)),
+                        ("W", u64::from(params.max_bits)),
+                    ],
+                    rtl: &rtl_files,
+                    trace: false,
+                    cxx,
+                },
+                Kind::Slots { unit, params, .. } => TbSpec {
+                    top: "mpc_slots_tb",
+                    tb_file: sim::SLOTS_TB_FILE,
+                    tb_source: sim::SLOTS_TB_SOURCE,
                     defines: vec![unit.define(), "MUTANTS"],
                     params: vec![
                         ("H", u64::from(params.header_bits)),
@@ -799,6 +932,65 @@ impl Bench<'_> {
                                 how,
                                 rule: out.protocol.first().copied(),
                                 input: first.map(|m| self.ports(vecs, m.idx as usize)),
+                            })
+                        }
+                    }
+                    (
+                        Vecs::Slots {
+                            vectors,
+                            expected,
+                            plan,
+                            tags,
+                        },
+                        Kind::Slots { unit, params, .. },
+                    ) => {
+                        let files = RunFiles {
+                            dir: rdir.clone(),
+                            vectors: vec_path.clone(),
+                            schedule: sched_path.clone(),
+                            out: rdir.join("out.txt"),
+                        };
+                        // the handshake rules of an ideal pipeline are off:
+                        // a commit's drain holds in_ready low on purpose
+                        let opt = RunOptions {
+                            timeout_cycles: timeout,
+                            vcd: None,
+                            plusargs: vec![
+                                format!("+mutant={k}"),
+                                format!("+cfg={}", cfg_path.display()),
+                            ],
+                            stages: 0,
+                        };
+                        let res = sim::run(&b, &files, n, &opt, None);
+                        let mut out =
+                            slot::read_records(&files.out, *unit, params).unwrap_or_default();
+                        if let Err(e) = res {
+                            out.errors.push(e.to_string());
+                        }
+                        let shard = slot::SlotShard {
+                            index: 0,
+                            offset: 0,
+                            plan: &plan.shards[0],
+                            images: &plan.images,
+                            vectors,
+                            first: 0,
+                            expected,
+                        };
+                        let v = slot::compare(&shard, &out, tags, stages);
+                        if v.ok() {
+                            None
+                        } else {
+                            let first = v.mismatches.first();
+                            let how = match (v.problems.first(), first) {
+                                (_, Some(m)) => format!("vector {}: {}", m.idx, m.what),
+                                (Some(p), None) => p.clone(),
+                                (None, None) => "failed".to_string(),
+                            };
+                            Some(Kill {
+                                vectors: first.map(|m| m.idx + 1),
+                                how,
+                                rule: out.protocol.first().copied(),
+                                input: None,
                             })
                         }
                     }
@@ -913,6 +1105,11 @@ impl Bench<'_> {
     fn locate(&self, mu: &Mutation, kill: &Kill, vecs: &Vecs, replay: bool) -> Located {
         if let Some(p) = kill.rule {
             return Located::Rule(p);
+        }
+        if let Kind::Slots { .. } = self.kind {
+            return Located::Nowhere(
+                "the stage locator does not run for units with slots".to_string(),
+            );
         }
         let Some(ports) = &kill.input else {
             return Located::Nowhere(kill.how.clone());
@@ -1121,12 +1318,59 @@ fn mpc_unit_of(
     Ok((set, label, module, desc))
 }
 
+/// An MPC unit with programmable slots in the IR (the default depths of
+/// `gen --program-slots`): the set, a label, the module and its
+/// description.
+fn mpc_slot_unit_of(
+    model: &Path,
+    unit: Unit,
+    slots: SlotUnit,
+) -> Result<(ModelSet, String, Module, UnitDescription), MutateError> {
+    let set = rtl::load_set(model).map_err(RunError::from)?;
+    let label = format!(
+        "the MPC {unit} of model set {} with {} {} slot{}",
+        set.name,
+        slots.k,
+        slots.form.name,
+        if slots.k == 1 { "" } else { "s" }
+    );
+    let spec = hdl::mpc::SlotSpec::new(slots.k, slots.form)
+        .map_err(|e| MutateError::Slot(format!("{label}: {e}")))?;
+    let ir_err = |source| MutateError::Ir {
+        unit: label.clone(),
+        source,
+    };
+    let (module, desc) = match unit {
+        Unit::Compressor => hdl::mpc::compressor::build_slots(&set, spec).map_err(ir_err)?,
+        Unit::Decompressor => hdl::mpc::decompressor::build_slots(
+            &set,
+            spec,
+            hdl::mpc::decompressor::slot_default_stages(&spec),
+        )
+        .map_err(ir_err)?,
+        Unit::Loopback => return Err(MutateError::Unit(unit)),
+    };
+    Ok((set, label, module, desc))
+}
+
 /// Every single mutation of the unit of `design`, with the unit's label
 /// (what `cosim mutate --list` prints).
 pub fn mutations(design: &Design) -> Result<(String, Vec<Mutation>), MutateError> {
+    mutations_in(design, Scope::All)
+}
+
+/// The single mutations of `design`'s unit in `scope`, with the unit's
+/// label.
+pub fn mutations_in(design: &Design, scope: Scope) -> Result<(String, Vec<Mutation>), MutateError> {
     let (label, module) = match design {
         Design::Mpc { model, unit } => {
             let (_, label, module, _) = mpc_unit_of(model, *unit)?;
+            (label, module)
+        }
+        Design::MpcSlots {
+            model, unit, slots, ..
+        } => {
+            let (_, label, module, _) = mpc_slot_unit_of(model, *unit, *slots)?;
             (label, module)
         }
         Design::MagBdi { params, unit } => {
@@ -1138,7 +1382,11 @@ pub fn mutations(design: &Design) -> Result<(String, Vec<Mutation>), MutateError
             (t.label, t.module)
         }
     };
-    let all = mutate::enumerate(&module);
+    let mut all = mutate::enumerate(&module);
+    if scope == Scope::Slots {
+        let keep = slot_logic(&module);
+        all.retain(|m| keep.contains(&m.signal));
+    }
     Ok((label, all))
 }
 
@@ -1160,7 +1408,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
     };
     // the unit in the IR, its description, how it runs, its vectors
     let stream: Option<StreamTarget> = match &cfg.design {
-        Design::Mpc { .. } => None,
+        Design::Mpc { .. } | Design::MpcSlots { .. } => None,
         Design::MagBdi { params, unit } => Some(crate::magbdi::target(
             *params,
             *unit,
@@ -1203,6 +1451,46 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
                 Vecs::Mpc { vectors, tags },
             )
         }
+        (
+            Design::MpcSlots {
+                model,
+                unit,
+                slots,
+                options,
+            },
+            _,
+        ) => {
+            let (set, label, module, desc) = mpc_slot_unit_of(model, *unit, *slots)?;
+            // the plan of `cosim mpc --program-slots` for one shard
+            let images = Plan::images(&set, *slots, options, cfg.seed, cfg.corpus.as_deref())?;
+            let plan = Plan::cycling(&set, *slots, images, &[cfg.blocks], options.reprogram_every)?;
+            let mut tags = Tags::new();
+            let (vectors, expected) = slot::unit_vectors(*unit, &set, &plan, &gen, &mut tags)?;
+            let h = slots.header_bits(&set);
+            let params = Params {
+                header_bits: h,
+                max_bits: h + 8 * BLOCK_BYTES as u32,
+                compressor_latency: desc.latency,
+                decompressor_latency: desc.latency,
+            };
+            mpc_unit = label;
+            (
+                module,
+                desc,
+                Kind::Slots {
+                    unit: *unit,
+                    set: Box::new(set),
+                    slots: *slots,
+                    params,
+                },
+                Vecs::Slots {
+                    vectors,
+                    expected,
+                    plan: Box::new(plan),
+                    tags,
+                },
+            )
+        }
         (_, Some(t)) => {
             mpc_unit = t.label.clone();
             (
@@ -1229,6 +1517,10 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
     }
     if cfg.control_only {
         all.retain(is_control);
+    }
+    if cfg.scope == Scope::Slots {
+        let keep = slot_logic(&module);
+        all.retain(|m| keep.contains(&m.signal));
     }
     let muts = choose(all, cfg.sample, cfg.seed);
     let bench = Bench {
@@ -1259,13 +1551,29 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             .filter(|&i| results[i].kill.is_none())
             .collect();
         let open_muts: Vec<Mutation> = open.iter().map(|&i| results[i].mutation.clone()).collect();
-        let decided = equiv::decide_all(
+        // units with slots: the shadow configuration registers are inputs
+        // of the views, which compare outputs only under valid contents
+        let valid = |m: &Module| match &bench.kind {
+            Kind::Slots { set, slots, .. } => {
+                slot::valid_configuration(m, *slots, set.predictors.len())
+            }
+            _ => Ok(hdl::ir::Expr::bool(true)),
+        };
+        let view = match &bench.kind {
+            Kind::Slots { slots, .. } => equiv::View {
+                cuts: slot::configuration_registers(*slots),
+                assume: Some(&valid),
+            },
+            _ => equiv::View::default(),
+        };
+        let decided = equiv::decide_all_with(
             &module,
             &desc,
             &open_muts,
             &root.join("equiv"),
             cfg.prove_seconds,
             cfg.jobs,
+            &view,
         )?;
         let mut cex_vectors = bench.no_vectors();
         let mut with_cex: Vec<usize> = Vec::new();
@@ -1289,6 +1597,15 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
                 .collect();
             let dir = root.join("counterexamples");
             std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+            let cex_vectors = match bench.slot_counterexamples(cex_vectors) {
+                Ok(v) => v,
+                Err((i, why)) => {
+                    return Err(MutateError::Slot(format!(
+                        "the counterexample of mutant {} holds a configuration the hardware's behaviour is not specified for (the views assume valid ones): {why}",
+                        muts.get(i).map_or(0, |m| m.id)
+                    )))
+                }
+            };
             let again = bench.simulate(&muts, &cex_vectors, &dir)?;
             build_seconds += again.build_seconds;
             batches += again.batches;

@@ -642,24 +642,28 @@ impl ShardPlan {
 
 // ---- formal views and counterexamples of mutants -------------------------------
 
-/// The active configuration registers of units with these slots, as the
+/// The shadow configuration registers of units with these slots, as the
 /// generator names them (`hdl::mpc::slots::ConfigBlock`):
-/// `cfg_active_epoch` and, per slot `j`, `cfg_active_s<j>_flag`,
-/// `cfg_active_s<j>_rules` (rule byte `i` at bits `[7i+6:7i]`: the
-/// candidate above `k + 7`) and `cfg_active_s<j>_route`. They change only
-/// while no block is in flight; the combinational views of a mutant take
-/// them as free inputs.
-pub fn active_registers(unit: SlotUnit) -> Vec<String> {
-    let mut v = vec!["cfg_active_epoch".to_string()];
+/// `cfg_shadow_epoch` and, per slot `j`, `cfg_shadow_s<j>_flag`,
+/// `cfg_shadow_s<j>_rules` (rule byte `i` at bits `[7i+6:7i]`: the
+/// candidate above `k + 7`) and `cfg_shadow_s<j>_route`. The combinational
+/// views of a mutant take them as free inputs: every active register
+/// (`cfg_active_*`, the decompressor's model IDs and header flags of the
+/// loaded slots among them) loads a function of them, only while no block
+/// is in flight, so in the view, where registers pass their next value
+/// through, the active image is the shadow one and every derived register
+/// agrees with it.
+pub fn configuration_registers(unit: SlotUnit) -> Vec<String> {
+    let mut v = vec!["cfg_shadow_epoch".to_string()];
     for j in 0..unit.k {
         for what in ["flag", "rules", "route"] {
-            v.push(format!("cfg_active_s{j}_{what}"));
+            v.push(format!("cfg_shadow_s{j}_{what}"));
         }
     }
     v
 }
 
-/// Whether the active registers of view `m` (inputs there) hold register
+/// Whether the active registers of view `m` (wires there) hold register
 /// contents the hardware's behaviour is specified for
 /// ([`registers::SlotRegisters::predictors`] accepts them): in every loaded
 /// slot, every rule byte has `k + 7 <= 14` and a candidate 0 (root) or one
@@ -703,8 +707,8 @@ pub fn valid_configuration(
     Ok(all)
 }
 
-/// The register writes that give the active registers the values of
-/// `ports` (a counterexample's inputs, bits least significant first;
+/// The register writes that give the shadow (then active) registers the
+/// values of `ports` (a counterexample's inputs, bits least significant first;
 /// missing bits 0): `EPOCH`, every slot's `SLOT_FLAG`, `SLOT_RULES` and
 /// `SLOT_ROUTE` words, `COMMIT`; with the epoch.
 pub fn configuration_writes(
@@ -719,7 +723,7 @@ pub fn configuration_writes(
             acc | (u32::from(bit) << b)
         })
     };
-    let epoch = word("cfg_active_epoch", 0, EPOCH_WIDTH) as u8;
+    let epoch = word("cfg_shadow_epoch", 0, EPOCH_WIDTH) as u8;
     let mut w = vec![RegisterWrite {
         addr: registers::EPOCH,
         value: u32::from(epoch),
@@ -728,9 +732,9 @@ pub fn configuration_writes(
     for j in 0..unit.k {
         w.push(RegisterWrite {
             addr: registers::slot_flag(j),
-            value: word(&format!("cfg_active_s{j}_flag"), 0, 1),
+            value: word(&format!("cfg_shadow_s{j}_flag"), 0, 1),
         });
-        let rules = format!("cfg_active_s{j}_rules");
+        let rules = format!("cfg_shadow_s{j}_rules");
         for r in 0..registers::RULES_WORDS {
             let value = (0..4).fold(0u32, |acc, b| {
                 acc | (word(&rules, 7 * (4 * r + b), 7) << (8 * b))
@@ -740,7 +744,7 @@ pub fn configuration_writes(
                 value,
             });
         }
-        let route = format!("cfg_active_s{j}_route");
+        let route = format!("cfg_shadow_s{j}_route");
         for r in 0..route_bits.div_ceil(32) {
             let width = (route_bits - 32 * r).min(32);
             w.push(RegisterWrite {

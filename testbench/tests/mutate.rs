@@ -51,6 +51,7 @@ fn check(unit: Unit) {
         resets: 1,
         prove: true,
         prove_seconds: 30,
+        scope: mutate::Scope::All,
     };
     let report = mutate::run(&cfg).expect("mutation run");
     assert_eq!(report.enumerated, all.len());
@@ -101,6 +102,7 @@ fn loopback_and_unknown_ids_are_refused() {
         resets: 0,
         prove: false,
         prove_seconds: 1,
+        scope: mutate::Scope::All,
     };
     let e = mutate::run(&cfg).expect_err("loopback is refused");
     assert!(e.to_string().contains("loopback"), "{e}");
@@ -158,6 +160,7 @@ fn survivors_are_killed_by_counterexamples_or_proven_equivalent() {
         resets: 0,
         prove: true,
         prove_seconds: 60,
+        scope: mutate::Scope::All,
     };
     let report = mutate::run(&cfg).expect("mutation run");
     let text = report.render();
@@ -232,6 +235,7 @@ fn magbdi_control_faults_name_a_handshake_rule_and_data_faults_their_stage() {
         resets: 2,
         prove: false,
         prove_seconds: 1,
+        scope: mutate::Scope::All,
     };
     let report = mutate::run(&cfg).expect("mutation run");
     let text = report.render();

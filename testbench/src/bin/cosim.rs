@@ -175,6 +175,25 @@ struct MutateArgs {
     /// then it is stopped and the survivor reported undecided.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
     prove_seconds: u32,
+    /// MPC units with K programmable slots (0: none), programmed as `cosim
+    /// mpc --program-slots` programs them.
+    #[arg(long, value_name = "K")]
+    program_slots: Option<usize>,
+    /// Slot form of --program-slots (docs/hw/program-slots.md).
+    #[arg(long, value_name = "F", default_value = "stride-colpart")]
+    slot_form: String,
+    /// Units with slots: the valid images programmed besides the reset
+    /// value (trained, random).
+    #[arg(long, value_name = "LIST", default_value = "trained,random")]
+    slot_images: String,
+    /// Units with slots: blocks between two programmings (at least 1).
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = at_least_one)]
+    reprogram_every: usize,
+    /// Which mutations: `all`, or `slots` (the logic of the programmable
+    /// slots: signals named cfg_*, *slot*, *epoch* and those whose driver
+    /// reads one of them).
+    #[arg(long, value_name = "SCOPE", default_value = "all")]
+    scope: String,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -507,19 +526,62 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
             names.iter().map(|u| two(u)).collect()
         }
     };
+    if matches!(cli.program_slots, Some(k) if k > 0) && !matches!(cli.design, DesignArg::Mpc) {
+        return Err(anyhow!(
+            "--program-slots applies to the MPC units (--design mpc)"
+        ));
+    }
+    let scope = match cli.scope.trim() {
+        "all" => testbench::mutate::Scope::All,
+        "slots" => testbench::mutate::Scope::Slots,
+        other => return Err(anyhow!("--scope: `{other}` is not a scope (all, slots)")),
+    };
+    if scope == testbench::mutate::Scope::Slots && !matches!(cli.program_slots, Some(k) if k > 0) {
+        return Err(anyhow!(
+            "--scope slots needs units with slots (--program-slots K)"
+        ));
+    }
     let (designs, what): (Vec<Design>, String) = match cli.design {
         DesignArg::Mpc => {
             let set = rtl::load_set(&cli.model)?;
+            let slots = match cli.program_slots {
+                None | Some(0) => None,
+                Some(k) => {
+                    let form =
+                        golden::mpc::program::Form::by_name(&cli.slot_form).ok_or_else(|| {
+                            anyhow!("--slot-form: `{}` is not a slot form", cli.slot_form)
+                        })?;
+                    hdl::mpc::SlotSpec::new(k, form)
+                        .map_err(|e| anyhow!("--program-slots: {e}"))?;
+                    Some(testbench::slots::SlotUnit { k, form })
+                }
+            };
+            let options = testbench::slots::SlotOptions {
+                images: testbench::slots::ImageKind::parse_list(&cli.slot_images)?,
+                reprogram_every: cli.reprogram_every,
+            };
             let designs = two_units()?
                 .into_iter()
-                .map(|unit| Design::Mpc {
-                    model: cli.model.clone(),
-                    unit,
+                .map(|unit| match slots {
+                    None => Design::Mpc {
+                        model: cli.model.clone(),
+                        unit,
+                    },
+                    Some(slots) => Design::MpcSlots {
+                        model: cli.model.clone(),
+                        unit,
+                        slots,
+                        options: options.clone(),
+                    },
                 })
                 .collect();
+            let with = match slots {
+                None => String::new(),
+                Some(u) => format!(", {} {} slot(s)", u.k, u.form.name),
+            };
             (
                 designs,
-                format!("model set {} ({})", set.name, cli.model.display()),
+                format!("model set {} ({}){with}", set.name, cli.model.display()),
             )
         }
         DesignArg::Magbdi => {
@@ -563,7 +625,7 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
     if cli.list {
         let control = |m: &Mutation| testbench::mutate::is_control(m);
         for design in &designs {
-            let (label, all) = testbench::mutate::mutations(design)?;
+            let (label, all) = testbench::mutate::mutations_in(design, scope)?;
             println!("# {label}: {} single mutations", all.len());
             println!("# id\toperator\tstage\tsignal\tbefore -> after");
             for m in all.iter().filter(|m| !cli.control || control(m)) {
@@ -606,6 +668,7 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
             resets: cli.resets,
             prove: !cli.no_prove,
             prove_seconds: cli.prove_seconds,
+            scope,
         };
         eprintln!("cosim mutate: {unit} on {sim}...");
         let report = testbench::mutate::run(&cfg)

@@ -1,0 +1,181 @@
+//! Mutation testing of units with programmable slots (`cosim mutate
+//! --program-slots K --scope slots`): the scope rule, the combinational
+//! view whose shadow configuration registers are inputs and whose outputs
+//! count only under valid register contents, and the configuration of a
+//! counterexample turned back into register writes.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use golden::mpc::program::registers::{self, SlotRegisters};
+use golden::mpc::program::{Form, ProgrammedSet};
+use golden::mpc::{ModelSet, BLOCK_BYTES};
+use testbench::mutate;
+use testbench::rng::Rng;
+use testbench::slots::{self, SlotUnit};
+
+fn example() -> ModelSet {
+    ModelSet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example"))
+        .expect("models/example")
+}
+
+/// The shadow registers' values after `regs` (bits least significant
+/// first), as a counterexample names them.
+fn ports_of(regs: &SlotRegisters, unit: SlotUnit) -> BTreeMap<String, Vec<bool>> {
+    let bits = |v: u64, w: usize| (0..w).map(|b| v >> b & 1 == 1).collect::<Vec<bool>>();
+    let mut p = BTreeMap::new();
+    p.insert(
+        "cfg_shadow_epoch".to_string(),
+        bits(u64::from(regs.epoch), 8),
+    );
+    let route_bits = registers::route_bits(unit.form, regs.hard_wired).expect("route bits");
+    for (j, s) in regs.slots.iter().enumerate() {
+        p.insert(format!("cfg_shadow_s{j}_flag"), vec![s.loaded]);
+        let rules: Vec<bool> = s
+            .rules
+            .iter()
+            .flat_map(|&r| bits(u64::from(r), 7))
+            .collect();
+        p.insert(format!("cfg_shadow_s{j}_rules"), rules);
+        let route: Vec<bool> = (0..route_bits)
+            .map(|b| s.route[b / 32] >> (b % 32) & 1 == 1)
+            .collect();
+        p.insert(format!("cfg_shadow_s{j}_route"), route);
+    }
+    p
+}
+
+fn to_bits(v: &[bool], width: u32) -> hdl::ir::Bits {
+    let mut words = vec![0u64; (width as usize).div_ceil(64)];
+    for (i, &b) in v.iter().enumerate().take(width as usize) {
+        if b {
+            words[i / 64] |= 1 << (i % 64);
+        }
+    }
+    hdl::ir::Bits::from_words(&words, width).expect("bits")
+}
+
+/// The scope keeps the configuration registers, the commit and the slot
+/// data path and leaves the hard-wired predictors' own logic out.
+#[test]
+fn the_slot_scope_holds_the_configuration_and_the_slot_data_path() {
+    let set = example();
+    let form = Form::by_name("stride-colpart").expect("form");
+    let spec = hdl::mpc::SlotSpec::new(1, form).expect("spec");
+    let (module, _) = hdl::mpc::compressor::build_slots(&set, spec).expect("unit builds");
+    let keep = mutate::slot_logic(&module);
+    for name in [
+        "cfg_commit_pending",
+        "cfg_load",
+        "cfg_shadow_s0_rules",
+        "cfg_active_s0_route",
+        "slot_pred_s0",
+        "slot_symbols_s0",
+        "in_ready",
+    ] {
+        assert!(keep.contains(name), "{name} is slot logic");
+    }
+    for name in ["residue_p0", "enc_code0", "out_valid"] {
+        assert!(!keep.contains(name), "{name} is not slot logic");
+    }
+    assert!(keep.iter().any(|n| n.starts_with("slot_benes_s0_l")));
+}
+
+/// The view of a slot compressor with its shadow registers as inputs
+/// computes what the golden model of the programmed set computes, for
+/// random valid images and blocks; register contents the hardware's
+/// behaviour is not specified for (a shift code of 15 in a loaded slot)
+/// zero every output, and the same contents in an unloaded slot do not.
+/// A configuration read back from such inputs gives the same registers
+/// and the same coder.
+#[test]
+fn the_view_codes_as_the_golden_model_under_valid_configurations_only() {
+    let set = example();
+    let form = Form::by_name("stride-colpart").expect("form");
+    let unit = SlotUnit { k: 1, form };
+    let spec = hdl::mpc::SlotSpec::new(1, form).expect("spec");
+    let (module, _) = hdl::mpc::compressor::build_slots(&set, spec).expect("unit builds");
+    let mut inputs = slots::configuration_registers(unit);
+    inputs.extend(hdl::ir::comb::mixed_registers(&module, &inputs));
+    let valid = |m: &hdl::ir::Module| slots::valid_configuration(m, unit, set.predictors.len());
+    let outputs: Vec<String> = ["out_bits", "out_len", "out_model", "out_epoch"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let view =
+        hdl::ir::comb::transparent_cut(&module, &outputs, &inputs, Some(&valid)).expect("the view");
+    let mut sim = hdl::ir::Sim::new(&view).expect("evaluator");
+    let widths: BTreeMap<String, u32> = module
+        .signals()
+        .iter()
+        .map(|s| (s.name().to_string(), s.width()))
+        .collect();
+    let mut rng = Rng::new(11);
+    let set_ports = |sim: &mut hdl::ir::Sim, ports: &BTreeMap<String, Vec<bool>>| {
+        for (name, v) in ports {
+            sim.set(name, &to_bits(v, widths[name])).expect("input");
+        }
+    };
+    for round in 0..4 {
+        let image = slots::random_image(&set, unit, &mut rng).expect("image");
+        let writes = registers::image_writes(&set, &image, 3 + round).expect("writes");
+        let (regs, commits) =
+            SlotRegisters::from_writes(form, 1, set.predictors.len(), &writes).expect("regs");
+        assert_eq!(commits, 1);
+        let ports = ports_of(&regs, unit);
+        // read back: the same registers, the same coder
+        let (back, epoch) = slots::configuration_writes(unit, set.predictors.len(), &ports);
+        assert_eq!(epoch, 3 + round);
+        let (again, _) =
+            SlotRegisters::from_writes(form, 1, set.predictors.len(), &back).expect("regs");
+        assert_eq!(again, regs);
+        let codec = slots::registers_codec(&set, unit, &back).expect("valid registers");
+        let golden = ProgrammedSet::new(&set, &image)
+            .expect("programmed")
+            .fast_codec();
+        set_ports(&mut sim, &ports);
+        for _ in 0..6 {
+            let mut block = [0u8; BLOCK_BYTES];
+            // structured blocks, so that predictors win sometimes
+            let step = rng.below(4) as u8;
+            let base = rng.below(256) as u8;
+            for (i, b) in block.iter_mut().enumerate() {
+                *b = base.wrapping_add(step.wrapping_mul(i as u8));
+                if rng.chance(0.1) {
+                    *b ^= 1 << rng.below(8);
+                }
+            }
+            let want = golden.compress(&block);
+            assert_eq!(codec.compress(&block), want);
+            let mut ports = BTreeMap::new();
+            ports.insert(
+                "in_block".to_string(),
+                (0..8 * BLOCK_BYTES)
+                    .map(|b| block[b / 8] >> (b % 8) & 1 == 1)
+                    .collect::<Vec<bool>>(),
+            );
+            set_ports(&mut sim, &ports);
+            assert_eq!(sim.get_u128("out_len").expect("len"), u128::from(want.len));
+            assert_eq!(
+                sim.get_u128("out_model").expect("model"),
+                want.model as u128
+            );
+            assert_eq!(
+                sim.get_u128("out_epoch").expect("epoch"),
+                u128::from(3 + round)
+            );
+        }
+        // a shift code of 15 in byte 5 of the slot
+        let mut bad = regs.clone();
+        bad.slots[0].rules[5] = (bad.slots[0].rules[5] & 0x70) | 15;
+        for loaded in [true, false] {
+            bad.slots[0].loaded = loaded;
+            set_ports(&mut sim, &ports_of(&bad, unit));
+            let len = sim.get_u128("out_len").expect("len");
+            assert_eq!(len == 0, loaded, "loaded {loaded}: out_len {len}");
+            let (w, _) =
+                slots::configuration_writes(unit, set.predictors.len(), &ports_of(&bad, unit));
+            assert_eq!(slots::registers_codec(&set, unit, &w).is_err(), loaded);
+        }
+    }
+}
