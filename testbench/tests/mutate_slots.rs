@@ -179,3 +179,66 @@ fn the_view_codes_as_the_golden_model_under_valid_configurations_only() {
         }
     }
 }
+
+/// Slot mutants of a decompressor with one `stride-lib` slot on Icarus,
+/// on the plan of `cosim mpc --program-slots` (reset value, then images
+/// every 16 blocks): the epoch check inverted, the commit's load that
+/// ignores the blocks in flight, and the epoch register loading the wrong
+/// bits of `cfg_wdata` must all be killed (the schema at select 0 must
+/// match the golden model, or the run errors).
+#[test]
+fn slot_logic_mutants_are_killed_on_the_slot_testbench() {
+    if !testbench::stream_unit::icarus_or_skip() {
+        return;
+    }
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example");
+    let form = Form::by_name("stride-lib").expect("form");
+    let slots = SlotUnit { k: 1, form };
+    let design = mutate::Design::MpcSlots {
+        model,
+        unit: testbench::Unit::Decompressor,
+        slots,
+        options: slots::SlotOptions {
+            images: vec![slots::ImageKind::Random],
+            reprogram_every: 16,
+        },
+    };
+    let (_, all) = mutate::mutations_in(&design, mutate::Scope::Slots).expect("mutations");
+    let pick = |signal: &str, family: &str, text: &str| {
+        all.iter()
+            .find(|m| m.signal == signal && m.op.family() == family && m.text.contains(text))
+            .map(|m| m.id)
+            .unwrap_or_else(|| panic!("no {family} mutant of {signal} ({text})"))
+    };
+    let only = vec![
+        pick("cfg_shadow_epoch", "shift-select", "cfg_wdata[8:1]"),
+        pick("cfg_load", "drop-not", ""),
+        pick("epoch_mismatch", "boundary", ""),
+    ];
+    let cfg = mutate::MutateConfig {
+        design,
+        build: std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate-slots"),
+        sim: testbench::Simulator::Icarus,
+        blocks: 48,
+        seed: 2,
+        corpus: None,
+        sample: None,
+        only: Some(only.clone()),
+        control_only: false,
+        batch: 8,
+        jobs: 2,
+        stall: 0.2,
+        resets: 1,
+        prove: true,
+        prove_seconds: 60,
+        scope: mutate::Scope::Slots,
+    };
+    let report = mutate::run(&cfg).expect("mutation run");
+    let text = report.render();
+    let ids: Vec<usize> = report.results.iter().map(|r| r.mutation.id).collect();
+    assert_eq!(ids.len(), only.len(), "{text}");
+    for r in &report.results {
+        assert!(r.kill.is_some(), "survived: {}\n{text}", r.mutation.text);
+    }
+    assert!(text.contains("No survivors."), "{text}");
+}
