@@ -303,6 +303,10 @@ fn decode_errors_match_the_golden_models() {
             let g = gold.decompress(bits, *len).map_err(|e| e.to_string());
             same_outcome(&format!("{p:?} string {i} ({len} bits)"), g, f);
         }
+        // an output buffer that is not one block is an error, not a panic
+        let (b, len) = &valid[0];
+        let mut short = vec![0u8; p.block_bytes - 1];
+        assert!(fast.decompress_into(b, *len, &mut short).is_err());
     }
     for p in dpc_sets() {
         let gold = Dpc::new(p);
@@ -325,6 +329,9 @@ fn decode_errors_match_the_golden_models() {
             let g = gold.decompress(bits, *len).map_err(|e| e.to_string());
             same_outcome(&format!("{p:?} string {i} ({len} bits)"), g, f);
         }
+        let (b, len) = &valid[0];
+        let mut long = vec![0u8; p.block_bytes() + 1];
+        assert!(fast.decompress_into(b, *len, &mut long).is_err());
     }
 }
 

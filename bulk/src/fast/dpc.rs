@@ -265,7 +265,9 @@ impl FastDpc {
             });
         }
         let bb = self.p.block_bytes();
-        debug_assert_eq!(out.len(), bb);
+        if out.len() != bb {
+            return Err(super::out_len(out.len(), bb));
+        }
         let total_check = |total: usize, short_at: usize| {
             if len < total {
                 Err(DecodeError::Truncated {

@@ -13,7 +13,7 @@
 use golden::baselines::DecodeError;
 use golden::magbdi::{DeltaMode, MagBdiError, Params, Table};
 
-use super::{get, get64, peek, Bits, BITS_SLACK};
+use super::{get, get64, out_len, peek, Bits, BITS_SLACK};
 
 const NAME: &str = "MAG-BDI";
 
@@ -265,6 +265,10 @@ impl FastMagBdi {
                 have: bits.len(),
             });
         }
+        let bb = self.table.params.block_bytes;
+        if out.len() != bb {
+            return Err(out_len(out.len(), bb));
+        }
         let e = self.e as usize;
         if len < e {
             return Err(DecodeError::Truncated {
@@ -294,7 +298,6 @@ impl FastMagBdi {
                 extra: len - total,
             });
         }
-        debug_assert_eq!(out.len(), self.table.params.block_bytes);
         if code == self.raw {
             let mut words = out.chunks_exact_mut(8);
             let mut at = e;

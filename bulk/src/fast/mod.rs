@@ -114,6 +114,16 @@ impl<'a> Bits<'a> {
     }
 }
 
+/// The error for an output buffer that is not one block long (a caller's
+/// mistake; the golden models return a fresh block instead).
+fn out_len(got: usize, want: usize) -> golden::baselines::DecodeError {
+    golden::baselines::DecodeError::Invalid {
+        codec: "bulk",
+        what: format!("output buffer of {got} bytes for {want}-byte blocks"),
+        at: 0,
+    }
+}
+
 /// The eight bytes of `buf` from byte `at` as a big-endian word (zeros
 /// past the end of `buf`).
 #[inline]
