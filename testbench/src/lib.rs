@@ -33,6 +33,7 @@ pub mod hex;
 pub mod locate;
 pub mod magbdi;
 pub mod mutate;
+pub mod prove;
 pub mod records;
 pub mod rng;
 pub mod rtl;

@@ -81,6 +81,37 @@ enum Family {
     /// single faults, each co-simulated; which ones the checks miss, and
     /// each survivor proven equivalent or killed by a counterexample.
     Mutate(MutateArgs),
+    /// Formal proof of the MPC units (docs/hw/formal.md): the round trip
+    /// for every block, and the depth variants against the default depths.
+    Prove(ProveArgs),
+}
+
+#[derive(Args)]
+struct ProveArgs {
+    /// Which generator's units (mpc).
+    design: String,
+    /// Model-set directory.
+    #[arg(long, short, default_value = "models/example")]
+    model: PathBuf,
+    /// Prove the units in this directory (files.f, params.json) instead of
+    /// generating them.
+    #[arg(long)]
+    rtl: Option<PathBuf>,
+    #[arg(long, default_value = "build")]
+    build: PathBuf,
+    /// ABC's time per check, in seconds; past it the check is undecided.
+    #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u32).range(1..))]
+    seconds: u32,
+    /// ABC's time for the whole round-trip miter before the proof goes on
+    /// by parts, in seconds.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]
+    whole_seconds: u32,
+    /// Only the round trip (no depth variants).
+    #[arg(long, conflicts_with = "depths_only")]
+    round_trip_only: bool,
+    /// Only the depth variants (no round trip).
+    #[arg(long)]
+    depths_only: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -320,6 +351,23 @@ fn main() -> ExitCode {
         Some(Family::Magbdi(a)) => ("cosim magbdi", run_magbdi(a)),
         Some(Family::Dpc(a)) => ("cosim dpc", run_dpc(a)),
         Some(Family::Mutate(a)) => ("cosim mutate", run_mutate(a)),
+        Some(Family::Prove(a)) => (
+            "cosim prove",
+            testbench::prove::run_cli(
+                &a.design,
+                &testbench::prove::MpcProve {
+                    model: a.model,
+                    rtl: a.rtl,
+                    build: a.build,
+                    seconds: a.seconds,
+                    whole_seconds: a.whole_seconds,
+                    parts: testbench::prove::Parts {
+                        round_trip: !a.depths_only,
+                        depths: !a.round_trip_only,
+                    },
+                },
+            ),
+        ),
     };
     stream_unit::exit_code(tool, res)
 }
