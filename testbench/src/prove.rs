@@ -338,8 +338,8 @@ endmodule
 /// `exposed` as outputs, make every flip-flop transparent and read the
 /// wrapper `top_file`; the design is then flattened and mapped to AIGER
 /// `<stem>.aig` with its port map `<stem>.map`. Cuts and exposures come
-/// before the map, on the netlist as `proc` and `opt_clean` leave it,
-/// where every reader of a named wire reads it by that name.
+/// right after the map, before any `opt_clean`, where every reader of a
+/// named wire reads it by that name.
 fn view_script(
     files: &[PathBuf],
     cuts: &[String],
@@ -352,15 +352,18 @@ fn view_script(
     for f in files {
         let _ = writeln!(s, "read_verilog {}", f.display());
     }
-    s.push_str("hierarchy\nproc\nopt_clean\n");
+    s.push_str("hierarchy\nproc\nopt_dff\ntechmap -map transparent.v\n");
+    s.push_str("select -assert-none t:$*ff* t:$dlatch* t:$sr t:$mem*\n");
+    // cuts on the transparent netlist, before any `opt_clean`: each named
+    // wire is still read by its name; a register's output and its next
+    // value are two names of one net there, so a cut names both
     if !exposed.is_empty() {
         let _ = writeln!(s, "expose {}", exposed.join(" "));
     }
     if !cuts.is_empty() {
         let _ = writeln!(s, "expose -input {}", cuts.join(" "));
     }
-    s.push_str("opt_dff\ntechmap -map transparent.v\n");
-    s.push_str("select -assert-none t:$*ff* t:$dlatch* t:$sr t:$mem*\n");
+
     let _ = writeln!(s, "read_verilog {top_file}");
     let _ = writeln!(s, "hierarchy -top {top}");
     s.push_str("flatten\nopt_clean\ncheck -assert\ntechmap\nopt -fast\naigmap\n");
@@ -674,7 +677,7 @@ fn wrappers(s: &Shape) -> String {
             "module lemma_restore{i}(input [255:0] x, input [{w1}:0] bits, input [8:0] len, output bad);\n\
              \x20 wire [255:0] s; wire [255:0] y; wire e; wire [{h1}:0] m;\n\
              \x20 mpc_compressor comp({TIES}, .in_block(x), .out_bits(), .out_len(), .out_model(), .symbols_p{i}(s));\n\
-             \x20 mpc_decompressor dec({TIES}, .in_bits(bits), .in_len(len), .out_block(y), .out_error(e), .out_model(m), .dec15_symbols(s), .s2_model_id({h}'d{p}), .s4_error_d(1'b0));\n\
+             \x20 mpc_decompressor dec({TIES}, .in_bits(bits), .in_len(len), .out_block(y), .out_error(e), .out_model(m), .dec15_symbols(s), .s2_model_id({h}'d{p}), .s4_error_d(1'b0), .s4_error(1'b0));\n\
              \x20 assign bad = (y != x) | e | (m != {h}'d{p});\n\
              endmodule\n",
             w1 = w - 1,
@@ -759,7 +762,12 @@ impl Lemma {
                 (Vec::new(), e)
             }
             Lemma::Restore(i) => (
-                vec![d("dec15_symbols"), d("s2_model_id"), d("s4_error_d")],
+                vec![
+                    d("dec15_symbols"),
+                    d("s2_model_id"),
+                    d("s4_error_d"),
+                    d("s4_error"),
+                ],
                 vec![c(&format!("symbols_p{i}"))],
             ),
             Lemma::Other => (Vec::new(), Vec::new()),
