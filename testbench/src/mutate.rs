@@ -826,8 +826,12 @@ impl Bench<'_> {
         // a pipeline of at most a few stages: a mutant that stops delivering
         // is given up on soon (units with slots: after the configuration
         // writes of an image, which hold the input, too)
-        let timeout = match &self.kind {
-            Kind::Slots { .. } => 64 * stages as u64 + 2048,
+        let timeout = match vecs {
+            // after a reset the writer replays every write due so far
+            Vecs::Slots { plan, .. } => {
+                let writes: usize = plan.shards.iter().map(|s| s.writes.len()).sum();
+                64 * stages as u64 + 2048 + writes as u64
+            }
             _ => 64 * stages as u64 + 256,
         };
         let pb = datafiles::progress::bar(
