@@ -20,8 +20,9 @@
 //!   whole miter is not decided within its time, the proof goes on by
 //!   parts ([`Lemma`]), whose composition is argued in docs/hw/formal.md.
 //! * Depth variants: the views of the 4-stage compressor and of the 5- to
-//!   8-stage decompressors against those of the units under proof, by
-//!   ABC's `cec`.
+//!   8-stage decompressors against those of the units under proof, each
+//!   pair in one miter (`bad` when any output differs) decided by
+//!   `iprove`.
 //!
 //! A counterexample of the round trip is a block: it is printed, written as
 //! a compressor vector file (`vectors::write_comp`, one 64-digit block a
@@ -403,41 +404,6 @@ fn iprove(dir: &Path, stem: &str, seconds: u32) -> Result<Outcome, ProveError> {
     Ok(Outcome::Undecided(tail(&said)))
 }
 
-/// Decide the equivalence of two views with the same ports (`a.aig`,
-/// `b.aig` in `dir`) with ABC's `cec`.
-fn cec(dir: &Path, a: &str, b: &str, stem: &str, seconds: u32) -> Result<Outcome, ProveError> {
-    let map_a = std::fs::read_to_string(dir.join(format!("{a}.map"))).map_err(io(dir))?;
-    let map_b = std::fs::read_to_string(dir.join(format!("{b}.map"))).map_err(io(dir))?;
-    if map_a != map_b {
-        return Err(ProveError::Failed {
-            tool: "yosys",
-            dir: dir.to_path_buf(),
-            tail: format!("the AIGER port maps of {a} and {b} differ"),
-        });
-    }
-    let script = format!("cec -T {seconds} -C 10000000 {a}.aig {b}.aig");
-    let out = dir.join(format!("{stem}.abc.txt"));
-    let Some(said) = run_limited(
-        "yosys-abc",
-        &["-c", &script],
-        dir,
-        &out,
-        Duration::from_secs(u64::from(seconds) + 30),
-    )?
-    else {
-        return Ok(Outcome::Undecided(format!(
-            "ABC cec gave no answer within {seconds} s"
-        )));
-    };
-    if said.contains("Networks are equivalent") {
-        return Ok(Outcome::Proven);
-    }
-    if !said.contains("NOT EQUIVALENT") {
-        return Ok(Outcome::Undecided(tail(&said)));
-    }
-    Ok(Outcome::Counterexample(parse_pattern(&map_a, &said, &out)?))
-}
-
 /// AIGER input index -> (port, bit), and each input port's width, from a
 /// Yosys AIGER map (`input <index> <bit> <port>`).
 type InputMap = (BTreeMap<usize, (String, usize)>, BTreeMap<String, usize>);
@@ -520,7 +486,8 @@ pub fn parse_cex(
     Ok(values)
 }
 
-/// The input port values of ABC `cec`'s `Input pattern:` line.
+/// The input port values of ABC `cec`'s `Input pattern:` line (the
+/// answer of `cec` on two views, as `cosim mutate` runs it).
 pub fn parse_pattern(
     map: &str,
     said: &str,
@@ -684,14 +651,21 @@ fn wrappers(s: &Shape) -> String {
             h1 = h - 1,
         );
     }
-    // the views of single units, for the depth variants
+    // the miters of the depth variants: the unit under proof against
+    // the variant, on the same inputs
     let _ = write!(
         v,
-        "module view_compressor(input [255:0] x, output [{w1}:0] bits, output [8:0] len, output [{h1}:0] model);\n\
-         \x20 mpc_compressor comp({TIES}, .in_block(x), .out_bits(bits), .out_len(len), .out_model(model));\n\
+        "module depth_compressor(input [255:0] x, output bad);\n\
+         \x20 wire [{w1}:0] ba, bb; wire [8:0] la, lb; wire [{h1}:0] ma, mb;\n\
+         \x20 unit_a a({TIES}, .in_block(x), .out_bits(ba), .out_len(la), .out_model(ma));\n\
+         \x20 unit_b b({TIES}, .in_block(x), .out_bits(bb), .out_len(lb), .out_model(mb));\n\
+         \x20 assign bad = (ba != bb) | (la != lb) | (ma != mb);\n\
          endmodule\n\
-         module view_decompressor(input [{w1}:0] bits, input [8:0] len, output [255:0] block, output error, output [{h1}:0] model);\n\
-         \x20 mpc_decompressor dec({TIES}, .in_bits(bits), .in_len(len), .out_block(block), .out_error(error), .out_model(model));\n\
+         module depth_decompressor(input [{w1}:0] bits, input [8:0] len, output bad);\n\
+         \x20 wire [255:0] ya, yb; wire ea, eb; wire [{h1}:0] ma, mb;\n\
+         \x20 unit_a a({TIES}, .in_bits(bits), .in_len(len), .out_block(ya), .out_error(ea), .out_model(ma));\n\
+         \x20 unit_b b({TIES}, .in_bits(bits), .in_len(len), .out_block(yb), .out_error(eb), .out_model(mb));\n\
+         \x20 assign bad = (ya != yb) | (ea != eb) | (ma != mb);\n\
          endmodule\n",
         w1 = w - 1,
         h1 = h - 1,
@@ -821,6 +795,22 @@ fn generate_depth(
     Ok(())
 }
 
+/// Yosys commands for the miter of a depth variant: the unit under proof
+/// (`under`, renamed `unit_a`) and the variant (`variant`, renamed
+/// `unit_b`), both made transparent, in the wrapper `depth_<unit>`.
+fn depth_script(under: &Path, variant: &Path, module: &str, unit: &str, stem: &str) -> String {
+    format!(
+        "read_verilog {}\nrename {module} unit_a\nread_verilog {}\nrename {module} unit_b\n\
+         hierarchy\nproc\nopt_dff\ntechmap -map transparent.v\n\
+         select -assert-none t:$*ff* t:$dlatch* t:$sr t:$mem*\n\
+         read_verilog wrappers.v\nhierarchy -top depth_{unit}\n\
+         flatten\nopt_clean\ncheck -assert\ntechmap\nopt -fast\naigmap\n\
+         write_aiger -map {stem}.map {stem}.aig\n",
+        under.display(),
+        variant.display()
+    )
+}
+
 /// Prove the MPC units of a model set ([`MpcProve`]); `progress` gets a
 /// line as each check starts.
 pub fn prove_mpc(cfg: &MpcProve, progress: &dyn Fn(&str)) -> Result<MpcReport, ProveError> {
@@ -917,23 +907,6 @@ pub fn prove_mpc(cfg: &MpcProve, progress: &dyn Fn(&str)) -> Result<MpcReport, P
         let variants: Vec<(&str, usize, usize)> = std::iter::once(("compressor", 4, 4))
             .chain((5..=8).map(|d| ("decompressor", 3, d)))
             .collect();
-        // the views of the units under proof
-        for (unit, file) in [("compressor", &comp_file), ("decompressor", &dec_file)] {
-            progress(&format!("depth variants: the {unit} under proof"));
-            let stem = format!("view_{unit}");
-            write(
-                &work.join(format!("{stem}.ys")),
-                &view_script(
-                    std::slice::from_ref(file),
-                    &[],
-                    &[],
-                    "wrappers.v",
-                    &stem,
-                    &stem,
-                ),
-            )?;
-            yosys(&work, &format!("{stem}.ys"))?;
-        }
         for (unit, c, d) in variants {
             let stages = if unit == "compressor" { c } else { d };
             progress(&format!("depth variants: the {stages}-stage {unit}"));
@@ -946,14 +919,18 @@ pub fn prove_mpc(cfg: &MpcProve, progress: &dyn Fn(&str)) -> Result<MpcReport, P
                 &module,
                 &dir,
             )?);
-            let stem = format!("view_{unit}_{stages}");
-            let top = format!("view_{unit}");
+            let stem = format!("depth_{unit}_{stages}");
+            let under = if unit == "compressor" {
+                &comp_file
+            } else {
+                &dec_file
+            };
             write(
                 &work.join(format!("{stem}.ys")),
-                &view_script(&[file], &[], &[], "wrappers.v", &top, &stem),
+                &depth_script(under, &file, &module, unit, &stem),
             )?;
             yosys(&work, &format!("{stem}.ys"))?;
-            let outcome = cec(&work, &top, &stem, &stem, cfg.seconds)?;
+            let outcome = iprove(&work, &stem, cfg.seconds)?;
             report.checks.push(Check {
                 name: format!("{unit} {stages} stages"),
                 statement: format!(
@@ -1076,8 +1053,8 @@ mod tests {
             "module lemma_coding(",
             "module lemma_select(",
             "module lemma_restore2(",
-            "module view_compressor(",
-            "module view_decompressor(",
+            "module depth_compressor(",
+            "module depth_decompressor(",
         ] {
             assert!(v.contains(m), "{m}");
         }
