@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint mutate mutate-control cosim-all cosim-slots cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short gpu-bench clean
+.PHONY: all setup run gen test lint mutate mutate-control cosim-all cosim-slots cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short gpu-bench prove prove-all clean
 
 all: run
 
@@ -289,6 +289,15 @@ mutate-control:
 	$(CARGO) run --release -p testbench --bin cosim -- mutate --control --design dpc --unit all --blocks $(MUTATE_BLOCKS) $(MUTATE_ARGS)
 
 ## Throughput benchmarks of the golden codecs over the corpus.
+## Formal round trip and depth variants of the MPC units of MODEL on their
+## combinational views (docs/hw/formal.md); exit 0 only when proven.
+prove:
+	$(CARGO) run --release -p testbench --bin cosim -- prove mpc --model $(MODEL)
+
+## The same for every shipped model set (stops at the first not proven).
+prove-all:
+	set -e; for m in models/*/; do $(CARGO) run --release -p testbench --bin cosim -- prove mpc --model $${m%/}; done
+
 ## The GPU engine on this machine's GPU (llvmpipe where there is none):
 ## mpc bench --gpu on a GPU_BENCH_MIB stream (default 1024), then compress /
 ## decompress --engine gpu file to file checked with cmp; every figure and log
