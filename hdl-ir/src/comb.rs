@@ -513,8 +513,8 @@ pub fn transparent_cut(
 mod tests {
     use super::*;
     use crate::eval::Sim;
-    use crate::signal::Reset;
     use crate::mutate::enumerate;
+    use crate::signal::Reset;
 
     /// A configuration register pair (`shadow` written from `w` under `we`,
     /// `active` loading it under `load`) and a one-stage data path
