@@ -28,7 +28,6 @@ fn tools(test: &str) -> bool {
 const XOR_LINE: &str = "    assign inv_plane6_p0 = inv_xored_p0[223:192] ^ inv_xored_p0[255:224];";
 
 #[test]
-#[ignore = "minutes of Yosys and ABC; run with --ignored"]
 fn a_hand_broken_decompressor_fails_with_a_counterexample_block() {
     if !tools("a_hand_broken_decompressor_fails_with_a_counterexample_block") {
         return;
