@@ -8,12 +8,14 @@
 //!   runs of one algorithm's kernels on a batch of blocks.
 //! * [`engine`]: the window pipeline (upload, kernels, device-side chunk
 //!   packing, download) behind [`crate::WindowCoder`].
-//! * [`mpc`], [`magbdi`], [`dpc`]: the kernels and tables of each codec.
+//! * [`mpc`], [`magbdi`], [`dpc`]: the kernels and tables of each codec;
+//!   [`benes`]: the bit permutation network of the MPC kernels.
 //! * [`uniform`]: the kernels' uniforms as Rust structs, checked against
 //!   their WGSL structs.
 //! * [`open`]: the engine for a bulk codec; [`bench`](mod@bench): its measurements.
 
 pub mod bench;
+pub mod benes;
 pub mod device;
 pub mod dpc;
 pub mod engine;

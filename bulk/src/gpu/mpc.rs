@@ -3,20 +3,37 @@
 //! both selection rules, the custom models, the raw escape and the
 //! decoder's checks (`docs/spec/mpc.md`).
 //!
-//! Per predictor the tables hold [`PREDICTOR_WORDS`] words: 32 byte rules
-//! (base in bits 0..7, 32 for a root; left shift in bits 8..11, right shift
-//! in bits 12..15), the inverse reorder (natural index -> stream position,
-//! 256 bytes four to a word), the reorder (stream position -> natural index)
-//! and the restore order (32 bytes). The kernels move only the set bits
-//! through these permutations, so sparse residues cost little.
+//! The kernels do word code only: the prediction byte by byte from the
+//! block's words, residues and the Gray code four bytes to a word, the
+//! transpose to bit planes and the reorder as one Beneš network of 15
+//! masked delta swaps on eight 32-bit words ([`super::benes`]), the
+//! Table-1 codes chosen with selects and written through a 32-bit
+//! accumulator. Per predictor the tables hold [`PREDICTOR_WORDS`] words:
+//! 32 byte rules (base in bits 0..7, 32 for a root; `8 + shift` in bits
+//! 8..11), the forward network (residue bits to symbol bits, 15 x 8 mask
+//! words), the inverse network, and the restore order (32 bytes, every
+//! byte after its base).
 
+use super::benes;
 use super::uniform::MpcUniform;
 use super::GpuAlgo;
 use crate::BulkError;
 use golden::mpc::{ByteRule, ModelSet, Selection, BLOCK_BYTES, STREAM_BITS};
 
 /// Table words per predictor.
-pub const PREDICTOR_WORDS: usize = 168;
+pub const PREDICTOR_WORDS: usize = 32 + 2 * 8 * benes::STAGES + 8;
+
+/// Index of natural-stream bit `n` (plane `7 - n / 32` of byte `n % 32`)
+/// in the residue layout: bit `8 * byte + plane`.
+fn residue_index(n: usize) -> usize {
+    8 * (n % 32) + 7 - n / 32
+}
+
+/// Index of stream bit `o` in the symbol layout: symbol `o / 16` in bits
+/// `16 * (o / 16) ..`, its first bit in the MSB.
+fn lane_index(o: usize) -> usize {
+    16 * (o / 16) + 15 - o % 16
+}
 
 /// WGSL of the compress kernel (without the bit-writer prelude).
 pub const COMPRESS_WGSL: &str = include_str!("wgsl/mpc_compress.wgsl");
@@ -43,7 +60,7 @@ pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
     }
     let mut tables = Vec::with_capacity(set.predictors.len() * PREDICTOR_WORDS + 1);
     for p in &set.predictors {
-        let mut rules = [BLOCK_BYTES as u32; BLOCK_BYTES];
+        let mut rules = [BLOCK_BYTES as u32 | 8 << 8; BLOCK_BYTES];
         let mut parent = [None; BLOCK_BYTES];
         for (i, r) in p.bytes.iter().enumerate() {
             if let ByteRule::Base { base, shift } = *r {
@@ -54,12 +71,7 @@ pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
                         p.name
                     )));
                 }
-                let (l, rs) = if shift >= 0 {
-                    (shift as u32, 0)
-                } else {
-                    (0, shift.unsigned_abs() as u32)
-                };
-                rules[i] = base as u32 | l << 8 | rs << 12;
+                rules[i] = base as u32 | ((8 + shift as i32) as u32) << 8;
                 parent[i] = Some(base as usize);
             }
         }
@@ -79,7 +91,8 @@ pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
         }
         let mut order: [u8; BLOCK_BYTES] = std::array::from_fn(|i| i as u8);
         order.sort_by_key(|&i| (depth[i as usize], i));
-        let mut inverse = [0u8; STREAM_BITS];
+        let mut fwd_src = [0u16; STREAM_BITS];
+        let mut inv_src = [0u16; STREAM_BITS];
         let mut seen = [false; STREAM_BITS];
         for (o, &n) in p.reorder.iter().enumerate() {
             if std::mem::replace(&mut seen[n as usize], true) {
@@ -88,11 +101,21 @@ pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
                     p.name
                 )));
             }
-            inverse[n as usize] = o as u8;
+            let (s, r) = (lane_index(o), residue_index(n as usize));
+            fwd_src[s] = r as u16;
+            inv_src[r] = s as u16;
         }
+        let not_perm = || {
+            bad(format!(
+                "predictor {}: reorder is not a permutation",
+                p.name
+            ))
+        };
+        let fwd = benes::route(&fwd_src).ok_or_else(not_perm)?;
+        let inv = benes::route(&inv_src).ok_or_else(not_perm)?;
         tables.extend_from_slice(&rules);
-        tables.extend(pack_bytes(&inverse));
-        tables.extend(pack_bytes(&p.reorder));
+        tables.extend(fwd.iter().flatten());
+        tables.extend(inv.iter().flatten());
         tables.extend(pack_bytes(&order));
     }
     // one spare word: the binding is never empty

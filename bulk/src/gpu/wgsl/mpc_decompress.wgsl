@@ -3,7 +3,8 @@
 // at most min(bits left, max_bits) bits, as the CPU codec's
 // `decompress_at` does; status 0 only when every block decodes and the
 // blocks use exactly the segment's bits. Table layout as in
-// mpc_compress.wgsl.
+// mpc_compress.wgsl; the inverse network takes the symbols back to the
+// Gray-coded residues.
 
 struct Params {
     n: u32,
@@ -22,119 +23,199 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> status: array<u32>;
 
-const PW: u32 = 168u;
+const PW: u32 = 280u;
+const INV: u32 = 152u;
+const ORD: u32 = 272u;
 const FLAG_ZERO: u32 = 1u;
 const FLAG_SAME: u32 = 2u;
 const BAD: u32 = 0xffffffffu;
-
-// Decoded symbols, stream layout as in the compress kernel.
-var<private> stream: array<u32, 8>;
-// Residues, four bytes to a word (little-endian).
-var<private> res: array<u32, 8>;
-// The restored block.
-var<private> blk: array<u32, 8>;
 
 fn bswap(v: u32) -> u32 {
     return (v >> 24u) | ((v >> 8u) & 0xff00u) | ((v << 8u) & 0xff0000u) | (v << 24u);
 }
 
-fn tbyte(at: u32, i: u32) -> u32 {
-    return (tables[at + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
+// Stream reader: the two payload words (as MSB-first stream words) that
+// hold the 32 bits at a position, cached by word index.
+var<private> c_at: u32;
+var<private> c_hi: u32;
+var<private> c_lo: u32;
+
+// The 32 stream bits at `pos` (bits past the payload read as 0: the host
+// pads it).
+fn peek(pos: u32) -> u32 {
+    let j = pos >> 5u;
+    if (j != c_at) {
+        if (j == c_at + 1u) {
+            c_hi = c_lo;
+        } else {
+            c_hi = bswap(payload[j]);
+        }
+        c_lo = bswap(payload[j + 1u]);
+        c_at = j;
+    }
+    let s = pos & 31u;
+    return select((c_hi << s) | (c_lo >> ((32u - s) & 31u)), c_hi, s == 0u);
 }
 
-// Table-1 codes from `pos` until 16 symbols are complete, none past `lim`;
-// returns the position after the last code, or BAD.
+// The `n` bits (0 <= n <= 32) at `pos`.
+fn take(pos: u32, n: u32) -> u32 {
+    return select(peek(pos) >> ((32u - n) & 31u), 0u, n == 0u);
+}
+
+struct Bits {
+    lo: vec4<u32>,
+    hi: vec4<u32>,
+}
+
+fn mask4(at: u32) -> vec4<u32> {
+    return vec4<u32>(tables[at], tables[at + 1u], tables[at + 2u], tables[at + 3u]);
+}
+
+// Delta swap at distance d < 32 inside every word, masks at `at`.
+fn swap_in(x: Bits, at: u32, d: u32) -> Bits {
+    let dv = vec4<u32>(d);
+    let tl = ((x.lo >> dv) ^ x.lo) & mask4(at);
+    let th = ((x.hi >> dv) ^ x.hi) & mask4(at + 4u);
+    return Bits(x.lo ^ tl ^ (tl << dv), x.hi ^ th ^ (th << dv));
+}
+
+// Distance 32: words (0,1), (2,3), (4,5), (6,7).
+fn swap32(x: Bits, at: u32) -> Bits {
+    let m = vec4<u32>(tables[at], tables[at + 2u], tables[at + 4u], tables[at + 6u]);
+    let t = (vec4<u32>(x.lo.xz, x.hi.xz) ^ vec4<u32>(x.lo.yw, x.hi.yw)) & m;
+    return Bits(x.lo ^ t.xxyy, x.hi ^ t.zzww);
+}
+
+// Distance 64: words (0,2), (1,3), (4,6), (5,7).
+fn swap64(x: Bits, at: u32) -> Bits {
+    let m = vec4<u32>(tables[at], tables[at + 1u], tables[at + 4u], tables[at + 5u]);
+    let t = (vec4<u32>(x.lo.xy, x.hi.xy) ^ vec4<u32>(x.lo.zw, x.hi.zw)) & m;
+    return Bits(x.lo ^ t.xyxy, x.hi ^ t.zwzw);
+}
+
+// Distance 128: words (k, k + 4).
+fn swap128(x: Bits, at: u32) -> Bits {
+    let t = (x.lo ^ x.hi) & mask4(at);
+    return Bits(x.lo ^ t, x.hi ^ t);
+}
+
+// The first eleven stages of the network at `at`: every bit in its 16-bit
+// group.
+fn net_group(x: Bits, at: u32) -> Bits {
+    var y = swap_in(x, at, 1u);
+    y = swap_in(y, at + 8u, 2u);
+    y = swap_in(y, at + 16u, 4u);
+    y = swap_in(y, at + 24u, 8u);
+    y = swap_in(y, at + 32u, 16u);
+    y = swap32(y, at + 40u);
+    y = swap64(y, at + 48u);
+    y = swap128(y, at + 56u);
+    y = swap64(y, at + 64u);
+    y = swap32(y, at + 72u);
+    return swap_in(y, at + 80u, 16u);
+}
+
+
+// The whole network at `at` (all 15 stages).
+fn net_full(x: Bits, at: u32) -> Bits {
+    var y = net_group(x, at);
+    y = swap_in(y, at + 88u, 8u);
+    y = swap_in(y, at + 96u, 4u);
+    y = swap_in(y, at + 104u, 2u);
+    return swap_in(y, at + 112u, 1u);
+}
+
+// Byte b (0..31; 32 and above: 0) of x.
+fn byte_at(x: Bits, b: u32) -> u32 {
+    let k = b >> 2u;
+    let v = select(x.lo, x.hi, k >= 4u);
+    let s = k & 3u;
+    let w = select(select(v.x, v.y, s == 1u), select(v.z, v.w, s == 3u), s >= 2u);
+    return select((w >> ((b & 3u) * 8u)) & 0xffu, 0u, k >= 8u);
+}
+
+// Decoded symbols (symbol m in bits 16m .. of `sym`).
+var<private> sym: Bits;
+
+// Table-1 codes from `start` until 16 symbols are complete, none past
+// `lim`; returns the position after the last code, or BAD.
 fn decode_symbols(start: u32, lim: u32) -> u32 {
-    for (var k = 0u; k < 8u; k++) {
-        stream[k] = 0u;
-    }
+    sym = Bits(vec4<u32>(0u), vec4<u32>(0u));
     var pos = start;
     var m = 0u;
+    let lanes = vec4<u32>(0u, 1u, 2u, 3u);
     while (m < 16u) {
-        let w = read_bits(pos, 32u);
-        var len = 0u;
-        var val = 0u;
+        let w = peek(pos);
+        let sel = (w >> 28u) & 3u;
+        let f = (w >> 25u) & 0xfu;
+        let q = (w >> 24u) & 0xfu;
+        // 00xx: 0000 two ones (8), 0001 low byte (12), 0010 high byte
+        // (12), 0011 one zero (4)
+        var len = select(select(8u, 12u, sel != 0u), 4u, sel == 3u);
+        var val = select(select(select(0xc000u >> q, (w >> 20u) & 0xffu, sel == 1u), ((w >> 20u) & 0xffu) << 8u, sel == 2u), 0u, sel == 3u);
         var cnt = 1u;
-        if ((w >> 31u) == 1u) {
-            val = (w >> 15u) & 0xffffu;
-            len = 17u;
-        } else if ((w >> 30u) == 1u) {
-            let f = (w >> 25u) & 0xfu;
-            len = 7u;
-            if (((w >> 29u) & 1u) == 0u) {
-                if (f < 2u) {
-                    return BAD;
-                }
-                cnt = f;
-            } else {
-                val = 0x8000u >> f;
-            }
-        } else {
-            let sel = (w >> 28u) & 3u;
-            if (sel == 0u) {
-                let q = (w >> 24u) & 0xfu;
-                if (q == 15u) {
-                    return BAD;
-                }
-                val = 0xc000u >> q;
-                len = 8u;
-            } else if (sel == 1u) {
-                val = (w >> 20u) & 0xffu;
-                len = 12u;
-            } else if (sel == 2u) {
-                val = ((w >> 20u) & 0xffu) << 8u;
-                len = 12u;
-            } else {
-                len = 4u;
-            }
-        }
-        if (len > lim - pos || m + cnt > 16u) {
+        var bad = sel == 0u && q == 15u;
+        // 01: 011 one one (7), 010 zero run (7)
+        let b01 = (w >> 30u) == 1u;
+        let single = ((w >> 29u) & 1u) == 1u;
+        len = select(len, 7u, b01);
+        val = select(val, select(0u, 0x8000u >> f, single), b01);
+        cnt = select(cnt, f, b01 && !single);
+        bad = select(bad, !single && f < 2u, b01);
+        // 1: uncompressed (17)
+        let b1 = (w >> 31u) == 1u;
+        len = select(len, 17u, b1);
+        val = select(val, (w >> 15u) & 0xffffu, b1);
+        cnt = select(cnt, 1u, b1);
+        bad = bad && !b1;
+        if (bad || len > lim - pos || m + cnt > 16u) {
             return BAD;
         }
-        stream[m >> 1u] |= val << (16u * (1u - (m & 1u)));
+        let v = vec4<u32>(val << (16u * (m & 1u)));
+        let k = vec4<u32>(m >> 1u);
+        sym.lo |= select(vec4<u32>(0u), v, k == lanes);
+        sym.hi |= select(vec4<u32>(0u), v, k == lanes + vec4<u32>(4u));
         m += cnt;
         pos += len;
     }
     return pos;
 }
 
-// Inverse stages of predictor p: reorder back, inverse Gray code per byte,
-// restoration along the trees (every byte after its base).
-fn restore(p: u32) {
+// The block of `sym` under predictor p: the inverse network, the inverse
+// Gray code per byte, restoration along the trees (every byte after its
+// base).
+fn restore(p: u32) -> Bits {
     let t = p * PW;
-    for (var k = 0u; k < 8u; k++) {
-        res[k] = 0u;
-        blk[k] = 0u;
-    }
-    for (var k = 0u; k < 8u; k++) {
-        var x = stream[k];
-        while (x != 0u) {
-            let b = countLeadingZeros(x);
-            x &= ~(0x80000000u >> b);
-            let n = tbyte(t + 96u, 32u * k + b);
-            let j = n & 31u;
-            res[j >> 2u] |= (1u << (7u - (n >> 5u))) << ((j & 3u) * 8u);
-        }
-    }
-    for (var k = 0u; k < 8u; k++) {
-        var x = res[k];
-        x ^= (x >> 1u) & 0x7f7f7f7fu;
-        x ^= (x >> 2u) & 0x3f3f3f3fu;
-        x ^= (x >> 4u) & 0x0f0f0f0fu;
-        res[k] = x;
-    }
+    var r = net_full(sym, t + INV);
+    r.lo ^= (r.lo >> vec4<u32>(1u)) & vec4<u32>(0x7f7f7f7fu);
+    r.hi ^= (r.hi >> vec4<u32>(1u)) & vec4<u32>(0x7f7f7f7fu);
+    r.lo ^= (r.lo >> vec4<u32>(2u)) & vec4<u32>(0x3f3f3f3fu);
+    r.hi ^= (r.hi >> vec4<u32>(2u)) & vec4<u32>(0x3f3f3f3fu);
+    r.lo ^= (r.lo >> vec4<u32>(4u)) & vec4<u32>(0x0f0f0f0fu);
+    r.hi ^= (r.hi >> vec4<u32>(4u)) & vec4<u32>(0x0f0f0f0fu);
+    var blk = Bits(vec4<u32>(0u), vec4<u32>(0u));
+    let lanes = vec4<u32>(0u, 1u, 2u, 3u);
     for (var q = 0u; q < 32u; q++) {
-        let i = tbyte(t + 160u, q);
+        let i = (tables[t + ORD + (q >> 2u)] >> ((q & 3u) * 8u)) & 0xffu;
         let rule = tables[t + i];
-        let base = rule & 0xffu;
-        var pred = 0u;
-        if (base < 32u) {
-            let d = (blk[base >> 2u] >> ((base & 3u) * 8u)) & 0xffu;
-            pred = ((d << ((rule >> 8u) & 0xfu)) & 0xffu) >> ((rule >> 12u) & 0xfu);
-        }
-        let r = (res[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
-        blk[i >> 2u] |= ((r + pred) & 0xffu) << ((i & 3u) * 8u);
+        let pred = ((byte_at(blk, rule & 0xffu) << ((rule >> 8u) & 0xfu)) >> 8u) & 0xffu;
+        let v = vec4<u32>(((byte_at(r, i) + pred) & 0xffu) << ((i & 3u) * 8u));
+        let k = vec4<u32>(i >> 2u);
+        blk.lo |= select(vec4<u32>(0u), v, k == lanes);
+        blk.hi |= select(vec4<u32>(0u), v, k == lanes + vec4<u32>(4u));
     }
+    return blk;
+}
+
+fn put_block(ob: u32, x: Bits) {
+    out[ob] = x.lo.x;
+    out[ob + 1u] = x.lo.y;
+    out[ob + 2u] = x.lo.z;
+    out[ob + 3u] = x.lo.w;
+    out[ob + 4u] = x.hi.x;
+    out[ob + 5u] = x.hi.y;
+    out[ob + 6u] = x.hi.z;
+    out[ob + 7u] = x.hi.w;
 }
 
 // Decode the block at `start` with no bit at or past `lim` into block b of
@@ -144,7 +225,7 @@ fn decode_block(start: u32, lim: u32, b: u32) -> u32 {
     if (h > lim - start) {
         return BAD;
     }
-    let id = read_bits(start, h);
+    let id = take(start, h);
     let pos = start + h;
     let room = lim - pos;
     let nz = params.flags & FLAG_ZERO;
@@ -154,38 +235,31 @@ fn decode_block(start: u32, lim: u32, b: u32) -> u32 {
         return BAD;
     }
     if (id < nz) {
-        for (var k = 0u; k < 8u; k++) {
-            out[ob + k] = 0u;
-        }
+        put_block(ob, Bits(vec4<u32>(0u), vec4<u32>(0u)));
         return h;
     }
     if (id < nz + ns) {
         if (room < 32u) {
             return BAD;
         }
-        let v = bswap(read_bits(pos, 32u));
-        for (var k = 0u; k < 8u; k++) {
-            out[ob + k] = v;
-        }
+        let v = vec4<u32>(bswap(peek(pos)));
+        put_block(ob, Bits(v, v));
         return h + 32u;
     }
     if (id == params.raw_id) {
         if (room < 256u) {
             return BAD;
         }
-        for (var k = 0u; k < 8u; k++) {
-            out[ob + k] = bswap(read_bits(pos + 32u * k, 32u));
-        }
+        let a = vec4<u32>(bswap(peek(pos)), bswap(peek(pos + 32u)), bswap(peek(pos + 64u)), bswap(peek(pos + 96u)));
+        let c = vec4<u32>(bswap(peek(pos + 128u)), bswap(peek(pos + 160u)), bswap(peek(pos + 192u)), bswap(peek(pos + 224u)));
+        put_block(ob, Bits(a, c));
         return h + 256u;
     }
     let after = decode_symbols(pos, lim);
     if (after == BAD) {
         return BAD;
     }
-    restore(id - params.pred_id0);
-    for (var k = 0u; k < 8u; k++) {
-        out[ob + k] = blk[k];
-    }
+    put_block(ob, restore(id - params.pred_id0));
     return after - start;
 }
 
@@ -199,6 +273,8 @@ fn decompress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let end = seg.x + seg.y;
     var pos = seg.x;
     var bad = 0u;
+    // no cached word yet (never equal to a word index or one below it)
+    c_at = 0xfffffffeu;
     for (var b = seg.z; b < seg.z + seg.w; b++) {
         let avail = min(end - pos, params.max_bits);
         if (avail == 0u) {
