@@ -218,7 +218,7 @@ impl std::fmt::Display for Group {
 /// The group of a flop's register: [`Group::Control`] for the pipeline's
 /// valid flags and enables, [`Group::Stage`] for a stage's data register
 /// (both from the unit description), else [`Group::Other`].
-fn stage_group(unit: &UnitDescription, reg: Option<&str>) -> Group {
+pub(crate) fn stage_group(unit: &UnitDescription, reg: Option<&str>) -> Group {
     match reg {
         Some(r) if unit.is_control(r) => Group::Control,
         Some(r) => unit.stage_of_register(r).map_or(Group::Other, Group::Stage),
@@ -235,7 +235,7 @@ fn is_control_port(unit: &UnitDescription, p: &str) -> bool {
 }
 
 /// The group of output port `p`.
-fn port_group(unit: &UnitDescription, p: &str) -> Group {
+pub(crate) fn port_group(unit: &UnitDescription, p: &str) -> Group {
     if is_control_port(unit, p) {
         Group::Control
     } else {
@@ -353,6 +353,9 @@ pub struct UnitReport {
     pub blocks_run_nand2: Option<f64>,
     pub longest_path: Option<Depth>,
     pub timing: Option<Timing>,
+    /// Power from a gate-level run (`unit_synth --power`; docs/hw/synthesis.md, "Power").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<crate::power::Power>,
     pub seconds: f64,
 }
 
@@ -598,6 +601,7 @@ pub fn run_unit(
         blocks_run_nand2,
         longest_path,
         timing,
+        power: None,
         seconds: t0.elapsed().as_secs_f64(),
     })
 }
@@ -768,7 +772,9 @@ fn parse_abc_delay(log: &str) -> Option<f64> {
 
 /// The timing mapping (`timing.ys`: the generic netlist mapped again with
 /// buffering and sizing), the FO4 delay of the library, and OpenSTA with a
-/// clock on the result (`timed_sta.v`, `sta.tcl`).
+/// clock on the result (`timed_sta.v`, `sta.tcl`). The netlist OpenSTA
+/// reads is also written as `timed_sta.json`, with the same instance names
+/// (`rename -enumerate`), for the power run ([`crate::power`]).
 fn timing(
     unit: &UnitDescription,
     lib: &Liberty,
@@ -817,7 +823,7 @@ fn timing(
         "read_liberty -lib {l}\nread_rtlil gen.il\ndfflibmap -liberty {l}\n\
          abc -liberty {l} -constr abc.constr -script {}\nopt_clean\n\
          rename -enumerate -pattern ff_%{flop_sel}\ntee -q -o timing_area.txt stat -liberty {l}\n\
-         write_json timed.json\nsplitnets -ports\nopt_clean -purge\n{insbuf}write_verilog -noattr -noexpr timed_sta.v\n",
+         write_json timed.json\nsplitnets -ports\nopt_clean -purge\n{insbuf}rename -enumerate\nwrite_verilog -noattr -noexpr timed_sta.v\nwrite_json timed_sta.json\n",
         yosys_script(script)
     );
     yosys(dir, "timing.ys", &ys)?;

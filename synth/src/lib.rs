@@ -7,6 +7,7 @@ pub mod flow;
 pub mod fo4;
 pub mod liberty;
 pub mod netlist;
+pub mod power;
 pub mod report;
 
 use std::path::PathBuf;
@@ -32,6 +33,8 @@ pub enum SynthError {
     },
     #[error("liberty {path}: {problem}")]
     Liberty { path: PathBuf, problem: String },
+    #[error("power run of {path}: {problem}")]
+    Stimulus { path: PathBuf, problem: String },
     #[error("netlist {path}: {problem}")]
     Netlist { path: PathBuf, problem: String },
     #[error(transparent)]

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::flow::{StageRow, Timing, UnitReport};
+use crate::power::Power;
 
 /// The cell of a figure that was not measured (an area-only run has no
 /// timing and no gate depths): the same in every report and table.
@@ -116,6 +117,9 @@ pub fn unit_markdown(u: &UnitReport, budget: Option<f64>) -> String {
     if let Some(t) = &u.timing {
         s.push_str(&timing_markdown(t));
     }
+    if let Some(p) = &u.power {
+        s.push_str(&power_markdown(p));
+    }
     if !u.blocks.is_empty() {
         let _ = writeln!(s, "\n### Per block\n");
         if let Some(t) = u.blocks_run_nand2 {
@@ -202,6 +206,49 @@ pub fn timing_markdown(t: &Timing) -> String {
             p.start,
             p.end
         );
+    }
+    s
+}
+
+/// The power section of one unit: totals, then per pipeline stage.
+pub fn power_markdown(p: &Power) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "\n### Power (timing-mapped netlist, OpenSTA)\n");
+    let _ = writeln!(
+        s,
+        "At {:.3} ns ({:.0} MHz; {}). Activity: {}; {}. {:.2} blocks per cycle over {} cycles; mean toggle rate {:.3} per cycle, mean time at 1 {:.2}, over {} nets. Method: docs/hw/synthesis.md, \"Power\".\n",
+        p.clock_ns,
+        1000.0 / p.clock_ns,
+        p.clock_source,
+        p.activity_source,
+        p.check,
+        p.blocks_per_cycle,
+        p.cycles,
+        p.mean_toggle_rate,
+        p.mean_duty,
+        p.nets
+    );
+    let _ = writeln!(
+        s,
+        "| total (mW) | dynamic (mW) | internal (mW) | switching (mW) | leakage (mW) | pJ per block |\n|---:|---:|---:|---:|---:|---:|"
+    );
+    let _ = writeln!(
+        s,
+        "| {:.3} | {:.3} | {:.3} | {:.3} | {:.6} | {:.2} |",
+        p.total_mw, p.dynamic_mw, p.internal_mw, p.switching_mw, p.leakage_mw, p.pj_per_block
+    );
+    if !p.stages.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nPer pipeline stage (cells charged to the registers they feed, as the area):\n\n| stage | total (mW) | dynamic (mW) | leakage (mW) | pJ per block |\n|---|---:|---:|---:|---:|"
+        );
+        for r in &p.stages {
+            let _ = writeln!(
+                s,
+                "| {} | {:.3} | {:.3} | {:.6} | {:.2} |",
+                r.stage, r.total_mw, r.dynamic_mw, r.leakage_mw, r.pj_per_block
+            );
+        }
     }
     s
 }

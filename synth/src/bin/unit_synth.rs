@@ -6,7 +6,9 @@
 //! summarised in `<rtl>/synth/report.md` and `report.json`. The table's
 //! header is printed first and each unit's row when it is done (a unit
 //! takes minutes: a progress line on stderr meanwhile); `–` marks a figure
-//! the run did not measure.
+//! the run did not measure. `--power` adds each unit's power at its
+//! minimum period (or `--clock-ns`) from a gate-level run of corpus blocks
+//! (docs/hw/synthesis.md, "Power").
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -16,6 +18,7 @@ use clap::Parser;
 use datafiles::atomic::{write_atomic, wrote};
 use synth::flow::{self, AbcScript, Options};
 use synth::liberty::Liberty;
+use synth::power::{self, PowerConfig, Stimulus};
 use synth::report::{self, NOT_MEASURED};
 
 #[derive(Parser)]
@@ -43,6 +46,58 @@ struct Cli {
     /// docs/hw/synthesis.md).
     #[arg(long, value_enum, default_value = "default")]
     abc: Abc,
+    /// Power from a gate-level Icarus run of the timing-mapped netlist
+    /// (needs the timing flow and iverilog).
+    #[arg(long, conflicts_with = "area_only")]
+    power: bool,
+    /// Blocks the power run feeds each unit.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    power_blocks: u64,
+    /// Clock period of the power figures (ns; default: each unit's minimum period).
+    #[arg(long, value_parser = positive_ns)]
+    clock_ns: Option<f64>,
+    /// Blocks of the power run: corpus (default), random or zeros.
+    #[arg(long, value_enum, default_value = "corpus")]
+    stimulus: StimulusArg,
+    /// Corpus of the power run (default ../shared/corpus; without one,
+    /// random blocks, as the report says).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum StimulusArg {
+    Corpus,
+    Random,
+    Zeros,
+}
+
+fn positive_ns(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("`{s}` is not a positive clock period in ns")),
+    }
+}
+
+/// The blocks of the power run.
+fn stimulus(cli: &Cli) -> Result<Stimulus> {
+    Ok(match cli.stimulus {
+        StimulusArg::Zeros => Stimulus::Zeros,
+        StimulusArg::Random => Stimulus::Random,
+        StimulusArg::Corpus => match &cli.corpus {
+            Some(c) if c.exists() => Stimulus::Corpus(c.clone()),
+            Some(c) => bail!("--corpus {}: no such file or directory", c.display()),
+            None => {
+                let c = PathBuf::from("../shared/corpus");
+                if c.exists() {
+                    Stimulus::Corpus(c)
+                } else {
+                    eprintln!("unit_synth: no corpus at ../shared/corpus (pass --corpus): the power run uses random blocks");
+                    Stimulus::Random
+                }
+            }
+        },
+    })
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -94,6 +149,18 @@ fn main() -> Result<()> {
             flow::INSTALL_HINT
         );
     }
+    if cli.power && !flow::have_tool("iverilog") {
+        bail!("iverilog not found (the power run simulates the netlist): sudo apt-get install iverilog");
+    }
+    let power_cfg = if cli.power {
+        Some(PowerConfig {
+            blocks: cli.power_blocks as usize,
+            clock_ns: cli.clock_ns,
+            ..PowerConfig::new(stimulus(&cli)?)
+        })
+    } else {
+        None
+    };
     opts.abc = match cli.abc {
         Abc::Default => AbcScript::Default,
         Abc::NoSweep => AbcScript::NoSweep,
@@ -103,8 +170,13 @@ fn main() -> Result<()> {
         AbcScript::Default => String::new(),
         other => format!("-{}", other.name()),
     };
-    let header = "| unit | NAND2-eq (area-mapped) | NAND2-eq (timing-mapped) | flops | flop NAND2-eq | logic NAND2-eq | cells | levels (2-in gates, ABC delay) | period (ns) | period (FO4) |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    let header = if power_cfg.is_some() {
+        "| unit | NAND2-eq (area-mapped) | NAND2-eq (timing-mapped) | flops | flop NAND2-eq | logic NAND2-eq | cells | levels (2-in gates, ABC delay) | period (ns) | period (FO4) | power (mW) | pJ per block |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    } else {
+        "| unit | NAND2-eq (area-mapped) | NAND2-eq (timing-mapped) | flops | flop NAND2-eq | logic NAND2-eq | cells | levels (2-in gates, ABC delay) | period (ns) | period (FO4) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    };
     let mut md = format!(
         "# Synthesis report: {}\n\nLiberty `{}`; NAND2-eq unit `{}`; ABC script `{}`. Flow: docs/hw/synthesis.md.\n\n{header}",
         cli.rtl.display(),
@@ -119,6 +191,8 @@ fn main() -> Result<()> {
         cli.rtl.display(),
         if !opts.sta {
             "area only"
+        } else if power_cfg.is_some() {
+            "area, timing and power"
         } else if opts.depth {
             "area, timing and depth"
         } else {
@@ -134,12 +208,25 @@ fn main() -> Result<()> {
         let v = cli.rtl.join(format!("{top}.v"));
         let spinner =
             datafiles::progress::spinner(&format!("unit_synth: {top} ({}/{})", i + 1, units.len()));
-        let r = flow::run_unit(&v, unit, &lib, &out.join(format!("{top}{suffix}")), opts);
+        let dir = out.join(format!("{top}{suffix}"));
+        let r = flow::run_unit(&v, unit, &lib, &dir, opts);
         spinner.finish_and_clear();
-        let r = r.with_context(|| format!("synthesising {}", v.display()))?;
+        let mut r = r.with_context(|| format!("synthesising {}", v.display()))?;
+        if let (Some(cfg), Some(t)) = (&power_cfg, &r.timing) {
+            let spinner = datafiles::progress::spinner(&format!(
+                "unit_synth: {top} power ({} blocks, gate-level Icarus)",
+                cfg.blocks
+            ));
+            let p = power::run(unit, &described, &cli.rtl, &lib, &dir, t, cfg);
+            spinner.finish_and_clear();
+            r.power = Some(p.with_context(|| format!("power of {top}"))?);
+        }
         let t = r.timing.as_ref();
+        let pw = r.power.as_ref().map_or(String::new(), |p| {
+            format!(" {:.3} | {:.2} |", p.total_mw, p.pj_per_block)
+        });
         let line = format!(
-            "| {top} | {:.0} | {} | {} | {:.0} | {:.0} | {} | {} | {} | {} |",
+            "| {top} | {:.0} | {} | {} | {:.0} | {:.0} | {} | {} | {} | {} |{pw}",
             r.nand2_eq,
             t.map_or(NOT_MEASURED.into(), |t| format!("{:.0}", t.nand2_eq)),
             r.flops,
@@ -157,6 +244,9 @@ fn main() -> Result<()> {
     for r in &reports {
         if let Some(t) = &r.timing {
             let _ = write!(md, "\n## `{}`\n{}", r.top, report::timing_markdown(t));
+        }
+        if let Some(p) = &r.power {
+            md.push_str(&report::power_markdown(p));
         }
     }
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
