@@ -433,7 +433,14 @@ pub fn decide_all_with(
                     return Ok(done(Verdict::Equivalent));
                 }
                 if t.contains("NOT EQUIVALENT") {
-                    fast_said = Some("not equivalent (ABC &cec), no input pattern yet");
+                    if let Some(ports) =
+                        miter_counterexample(&gold_aig, &d, disproved_output(&t), seconds, &map)?
+                    {
+                        return Ok(done(Verdict::Counterexample(ports)));
+                    }
+                    fast_said = Some(
+                        "not equivalent (ABC &cec), but SAT on the miter gave no input pattern",
+                    );
                 }
             }
         }
@@ -463,6 +470,141 @@ pub fn decide_all_with(
     })
     .into_iter()
     .collect()
+}
+
+/// The miter output ABC's `&cec` names as disproved (`Disproved at least
+/// one output of the miter (zero-based number 7)`).
+fn disproved_output(said: &str) -> Option<usize> {
+    let key = "zero-based number";
+    let at = said.find(key)? + key.len();
+    let digits: String = said[at..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// An input on which the views `gold_aig` and `dir/view.aig` differ, by
+/// SAT on their miter (ABC `&miter`, one output per output pair): first on
+/// the cone of miter output `output` alone (every input kept, `cone -a`;
+/// `dsat`), else on the whole miter (`iprove`); ABC writes the satisfying
+/// input (`write_cex -n`: `pi<index>@0=<value>` per input) to
+/// `dir/cex.txt`, mapped back to ports by the view's port map. `None`
+/// when neither finds one within `seconds` each.
+fn miter_counterexample(
+    gold_aig: &Path,
+    dir: &Path,
+    output: Option<usize>,
+    seconds: u32,
+    map: &str,
+) -> Result<Option<BTreeMap<String, Vec<bool>>>, EquivError> {
+    let gold = gold_aig.display();
+    let mut scripts = Vec::new();
+    if let Some(n) = output {
+        scripts.push((
+            "abc-cex-cone.txt",
+            format!(
+                "&r {gold}; &miter view.aig; &put; cone -a -O {n}; strash; dsat; write_cex -n cex.txt"
+            ),
+        ));
+    }
+    scripts.push((
+        "abc-cex-iprove.txt",
+        format!("&r {gold}; &miter view.aig; &put; iprove; write_cex -n cex.txt"),
+    ));
+    let cex = dir.join("cex.txt");
+    for (log, script) in scripts {
+        if cex.exists() {
+            std::fs::remove_file(&cex).map_err(io(&cex))?;
+        }
+        let limit = Duration::from_secs(u64::from(seconds));
+        let Some(said) = run_limited("yosys-abc", &["-c", &script], dir, &dir.join(log), limit)?
+        else {
+            continue;
+        };
+        let sat = said.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("SATISFIABLE")
+        });
+        if !sat || !cex.exists() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&cex).map_err(io(&cex))?;
+        return parse_cex_file(map, &text, &cex).map(Some);
+    }
+    Ok(None)
+}
+
+/// AIGER input index -> (port, bit), and each input port's width, from a
+/// view's port map (`input <index> <bit> <port>`).
+type InputMap = (
+    BTreeMap<usize, (String, usize)>,
+    BTreeMap<String, Vec<bool>>,
+);
+
+fn input_map(map: &str, path: &Path) -> Result<InputMap, EquivError> {
+    let mut inputs: BTreeMap<usize, (String, usize)> = BTreeMap::new();
+    let mut widths: BTreeMap<String, usize> = BTreeMap::new();
+    for line in map.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if let ["input", i, bit, port] = f[..] {
+            let (Ok(i), Ok(bit)) = (i.parse::<usize>(), bit.parse::<usize>()) else {
+                return Err(EquivError::Counterexample {
+                    path: path.to_path_buf(),
+                    line: line.to_string(),
+                });
+            };
+            let w = widths.entry(port.to_string()).or_insert(0);
+            *w = (*w).max(bit + 1);
+            inputs.insert(i, (port.to_string(), bit));
+        }
+    }
+    let values = widths
+        .iter()
+        .map(|(p, &w)| (p.clone(), vec![false; w]))
+        .collect();
+    Ok((inputs, values))
+}
+
+/// The input port values of ABC's `write_cex -n` file (`pi0134@0=1` per
+/// input; comment lines start with `#`; inputs it leaves out are 0).
+fn parse_cex_file(
+    map: &str,
+    text: &str,
+    path: &Path,
+) -> Result<BTreeMap<String, Vec<bool>>, EquivError> {
+    let bad = |line: &str| EquivError::Counterexample {
+        path: path.to_path_buf(),
+        line: line.to_string(),
+    };
+    let (inputs, mut values) = input_map(map, path)?;
+    let mut seen = 0;
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (name, val) = line.split_once('=').ok_or_else(|| bad(line))?;
+        let idx = name
+            .strip_prefix("pi")
+            .and_then(|r| r.strip_suffix("@0"))
+            .ok_or_else(|| bad(line))?;
+        let i: usize = idx.parse().map_err(|_| bad(line))?;
+        let (port, bit) = inputs.get(&i).ok_or_else(|| bad(line))?;
+        let v = match val.trim() {
+            "0" | "x" | "-" => false,
+            "1" => true,
+            _ => return Err(bad(line)),
+        };
+        if let Some(b) = values.get_mut(port).and_then(|p| p.get_mut(*bit)) {
+            *b = v;
+        }
+        seen += 1;
+    }
+    if seen == 0 {
+        return Err(bad("(no input values)"));
+    }
+    Ok(values)
 }
 
 /// Whether the one-step views ([`comb::next_state_view`]) of the unit and
@@ -519,24 +661,7 @@ fn parse_counterexample(
         path: path.to_path_buf(),
         line: line.to_string(),
     };
-    // AIGER input index -> (port, bit)
-    let mut inputs: BTreeMap<usize, (String, usize)> = BTreeMap::new();
-    let mut widths: BTreeMap<String, usize> = BTreeMap::new();
-    for line in map.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if let ["input", i, bit, port] = f[..] {
-            let (Ok(i), Ok(bit)) = (i.parse::<usize>(), bit.parse::<usize>()) else {
-                return Err(bad(line));
-            };
-            let w = widths.entry(port.to_string()).or_insert(0);
-            *w = (*w).max(bit + 1);
-            inputs.insert(i, (port.to_string(), bit));
-        }
-    }
-    let mut values: BTreeMap<String, Vec<bool>> = widths
-        .iter()
-        .map(|(p, &w)| (p.clone(), vec![false; w]))
-        .collect();
+    let (inputs, mut values) = input_map(map, path)?;
     let line = said
         .lines()
         .find(|l| l.trim_start().starts_with("Input pattern:"))
@@ -570,6 +695,80 @@ mod tests {
         assert!(t0.elapsed() < Duration::from_secs(10));
         let r = run_limited("echo", &["done"], &dir, &out, Duration::from_secs(30));
         assert_eq!(r.expect("runs").as_deref(), Some("done\n"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn cex_files_map_back_to_ports() {
+        let map = "input 0 0 b\ninput 1 1 b\ninput 2 0 a\noutput 0 0 y\n";
+        let text = "# FALSIFYING OUTPUTS: po000\n# COUNTEREXAMPLE LENGTH: 1\npi0000@0=0\npi0001@0=1\npi0002@0=1\n";
+        let v = parse_cex_file(map, text, Path::new("x")).expect("parses");
+        assert_eq!(v["b"], vec![false, true]);
+        assert_eq!(v["a"], vec![true]);
+        for bad in ["pi0007@0=1\n", "po0001@0=1\n", "pi0001=1\n", "# nothing\n"] {
+            assert!(parse_cex_file(map, bad, Path::new("x")).is_err(), "{bad}");
+        }
+        let said = "Disproved at least one output of the miter (zero-based number 17).\nNetworks are NOT EQUIVALENT.";
+        assert_eq!(disproved_output(said), Some(17));
+        assert_eq!(disproved_output("Networks are NOT EQUIVALENT."), None);
+    }
+
+    /// Two views that differ only where a 32-bit input holds one value
+    /// (random simulation does not find it): `&cec` says not equivalent,
+    /// and SAT on the miter gives an input on which they differ.
+    #[test]
+    fn the_miter_gives_an_input_that_tells_two_views_apart() {
+        if !hdl::prereq::available(
+            &["yosys", "yosys-abc"],
+            "the miter counterexample test",
+            "install Yosys (make setup)",
+        ) {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("equiv-miter-{}", std::process::id()));
+        let (gd, md) = (dir.join("gold"), dir.join("m"));
+        for d in [&gd, &md] {
+            std::fs::create_dir_all(d).expect("dir");
+        }
+        let view = |bits: &str| {
+            format!(
+                "module v(input [31:0] a, input [15:0] b, output [7:0] y);\n  \
+                 assign y = (a == 32'hdeadbeef) ? b[{bits}] : 8'd0;\nendmodule\n"
+            )
+        };
+        let aiger = |d: &Path, text: String| {
+            std::fs::write(d.join("view.v"), text).expect("write");
+            run_tool(
+                "yosys",
+                &[
+                    "-q",
+                    "-p",
+                    "read_verilog view.v; proc; opt_clean; techmap; aigmap; \
+                     write_aiger -map view.map view.aig",
+                ],
+                d,
+            )
+            .expect("yosys");
+        };
+        aiger(&gd, view("7:0"));
+        aiger(&md, view("8:1"));
+        let gold_aig = gd.join("view.aig");
+        let script = format!("&r {}; &cec view.aig", gold_aig.display());
+        let said = run_tool("yosys-abc", &["-c", &script], &md).expect("abc");
+        assert!(said.contains("NOT EQUIVALENT"), "{said}");
+        let map = std::fs::read_to_string(gd.join("view.map")).expect("map");
+        let ports = miter_counterexample(&gold_aig, &md, disproved_output(&said), 60, &map)
+            .expect("runs")
+            .expect("a counterexample");
+        let word = |name: &str| {
+            ports[name]
+                .iter()
+                .enumerate()
+                .fold(0u64, |acc, (i, &b)| acc | (u64::from(b) << i))
+        };
+        assert_eq!(word("a"), 0xdead_beef, "{ports:?}");
+        let b = word("b");
+        assert_ne!(b & 0xff, (b >> 1) & 0xff, "{ports:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -67,9 +67,13 @@ pub enum SlotsError {
         #[source]
         source: std::io::Error,
     },
-    #[error("--slot-images: `{0}` is not an image kind (trained, random)")]
+    #[error("--slot-images: `{0}` is not an image kind (trained, random, random:N, directed, directed:N)")]
     Kind(String),
-    #[error("--slot-images: no image kind given (trained, random)")]
+    #[error("--slot-images: `{0}`: the count must be a number from 1 to 256")]
+    Count(String),
+    #[error(
+        "--slot-images: no image kind given (trained, random, random:N, directed, directed:N)"
+    )]
     NoKinds,
 }
 
@@ -99,19 +103,43 @@ impl SlotUnit {
 pub enum ImageKind {
     /// Trained ([`program::train_slots`]) on corpus blocks.
     Trained,
-    /// Random valid images of the unit's form ([`random_image`]).
+    /// Two random valid images of the unit's form ([`random_image`]).
     Random,
+    /// This many random valid images (`random:N`).
+    Randoms(usize),
+    /// This many directed images ([`directed_image`]; `directed`: 4,
+    /// `directed:N`), each with blocks built from its slots' predictors
+    /// ([`directed_block`]) in the segments it codes.
+    Directed(usize),
 }
 
+/// Directed images of a bare `directed`.
+pub const DIRECTED_IMAGES: usize = 4;
+
 impl ImageKind {
-    /// `trained,random` (a comma-separated list, each kind at most once).
+    /// `trained,random:6,directed` (a comma-separated list; `random` and
+    /// `directed` take an optional count `:N`, N at least 1).
     pub fn parse_list(s: &str) -> Result<Vec<ImageKind>, SlotsError> {
         let mut v = Vec::new();
         for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            let k = match w {
-                "trained" => ImageKind::Trained,
-                "random" => ImageKind::Random,
-                other => return Err(SlotsError::Kind(other.to_string())),
+            let (name, count) = match w.split_once(':') {
+                Some((n, c)) => {
+                    let c = c
+                        .trim()
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|&c| (1..=256).contains(&c))
+                        .ok_or_else(|| SlotsError::Count(w.to_string()))?;
+                    (n.trim(), Some(c))
+                }
+                None => (w, None),
+            };
+            let k = match (name, count) {
+                ("trained", None) => ImageKind::Trained,
+                ("random", None) => ImageKind::Random,
+                ("random", Some(c)) => ImageKind::Randoms(c),
+                ("directed", c) => ImageKind::Directed(c.unwrap_or(DIRECTED_IMAGES)),
+                _ => return Err(SlotsError::Kind(w.to_string())),
             };
             if !v.contains(&k) {
                 v.push(k);
@@ -168,6 +196,9 @@ pub enum Programmed {
 pub struct NamedImage {
     pub name: String,
     pub programmed: Programmed,
+    /// The segments it codes take blocks built from its slots'
+    /// predictors ([`directed_block`]) besides the run's own.
+    pub directed: bool,
 }
 
 impl NamedImage {
@@ -307,6 +338,7 @@ pub fn named(set: &ModelSet, name: &str, image: SlotImage) -> Result<NamedImage,
             image,
             codec: std::sync::Arc::new(p.fast_codec()),
         },
+        directed: false,
     })
 }
 
@@ -397,6 +429,123 @@ fn random_slot(set: &ModelSet, form: Form, rng: &mut Rng) -> Slot {
     Slot { rules, reorder }
 }
 
+/// Directed image `d` of `unit`'s form for `set`: every slot loaded; in
+/// slot `j`, byte `i` takes shift code `(i + d + 5j) mod (2m + 1) - m`
+/// (`m` the form's largest shift: over `2m + 1` images every byte takes
+/// every shift code) and the `(i + d + j)`-th of the stride candidates the
+/// form's depth bound allows (a root only where none does); the reorder
+/// is random (masks of density one half, a random column order, library
+/// index `(d + j) mod (hard-wired + 1)`), so that the permutation
+/// networks' switches take both settings. Passed through
+/// [`SlotImage::load`].
+pub fn directed_image(
+    set: &ModelSet,
+    unit: SlotUnit,
+    d: usize,
+    rng: &mut Rng,
+) -> Result<SlotImage, SlotsError> {
+    let form = unit.form;
+    let mut image = SlotImage::empty(set, form, unit.k);
+    for (j, slot) in image.slots.iter_mut().enumerate() {
+        let mut rules = [ByteRule::Root; BLOCK_BYTES];
+        let mut depth = [0usize; BLOCK_BYTES];
+        let max = form.max_shift.unsigned_abs() as usize;
+        for i in 0..BLOCK_BYTES {
+            let shift = ((i + d + 5 * j) % (2 * max + 1)) as i64 - max as i64;
+            let ok: Vec<usize> = match form.base {
+                BaseClass::Strides => STRIDES
+                    .iter()
+                    .filter_map(|&s| i.checked_sub(s as usize))
+                    .filter(|&b| depth[b] < form.max_depth)
+                    .collect(),
+                BaseClass::Any => (0..i).filter(|&b| depth[b] < form.max_depth).collect(),
+            };
+            if ok.is_empty() {
+                continue;
+            }
+            let base = ok[(i + d + j) % ok.len()];
+            depth[i] = depth[base] + 1;
+            rules[i] = ByteRule::Base {
+                base: base as u8,
+                shift: shift as i8,
+            };
+        }
+        let mut mask = [0u8; STREAM_BITS / 8];
+        for m in mask.iter_mut() {
+            *m = rng.next_u32() as u8;
+        }
+        let mut cols: [u8; BLOCK_BYTES] = std::array::from_fn(|c| c as u8);
+        rng.shuffle(&mut cols);
+        let reorder = match form.reorder {
+            ReorderClass::Any => {
+                let mut r: [u8; STREAM_BITS] = std::array::from_fn(|o| o as u8);
+                rng.shuffle(&mut r);
+                SlotReorder::Any(Box::new(r))
+            }
+            ReorderClass::Partition => SlotReorder::Partition(mask),
+            ReorderClass::Columns => SlotReorder::Columns(cols),
+            ReorderClass::ColumnsPartition => SlotReorder::ColumnsPartition(cols, mask),
+            ReorderClass::Library => {
+                SlotReorder::Library(((d + j) % (set.predictors.len() + 1)) as u8)
+            }
+        };
+        *slot = Some(Slot { rules, reorder });
+    }
+    SlotImage::load(&image.to_bytes()).map_err(|source| SlotsError::Image {
+        name: format!("directed {}", d + 1),
+        source,
+    })
+}
+
+/// A block that `slot`'s predictor (of a set with hard-wired predictors
+/// `hard_wired`) codes with few non-zero residues, so that the slot tends
+/// to win the selection: random root bytes (zero one time in four),
+/// residue zero elsewhere but at about one byte in eight (a random
+/// non-zero byte), restored through the predictor
+/// ([`golden::mpc::transform::restore`]).
+pub fn directed_block(
+    slot: &Slot,
+    hard_wired: &[golden::mpc::Predictor],
+    rng: &mut Rng,
+) -> [u8; BLOCK_BYTES] {
+    let p = slot.predictor("directed", hard_wired);
+    let mut res = [0u8; BLOCK_BYTES];
+    for (i, r) in res.iter_mut().enumerate() {
+        let root = matches!(p.bytes[i], ByteRule::Root);
+        if (root && !rng.chance(0.25)) || (!root && rng.chance(0.125)) {
+            *r = 1 + rng.below(255) as u8;
+        }
+    }
+    golden::mpc::transform::restore(&res, &p)
+}
+
+/// A directed block ([`directed_block`]) of one of `image`'s loaded slots,
+/// drawn at random, with the slot's index; `None` when none is loaded.
+pub fn directed_block_of(
+    set: &ModelSet,
+    image: &NamedImage,
+    rng: &mut Rng,
+) -> Option<([u8; BLOCK_BYTES], usize)> {
+    let Programmed::Image { image, .. } = &image.programmed else {
+        return None;
+    };
+    let loaded: Vec<(usize, &Slot)> = image
+        .slots
+        .iter()
+        .enumerate()
+        .filter_map(|(j, s)| s.as_ref().map(|s| (j, s)))
+        .collect();
+    if loaded.is_empty() {
+        return None;
+    }
+    let (j, slot) = loaded[rng.below(loaded.len() as u64) as usize];
+    Some((directed_block(slot, &set.predictors, rng), j))
+}
+
+/// Of the blocks a directed image codes, the share replaced by its
+/// directed blocks.
+pub const DIRECTED_SHARE: f64 = 0.6;
+
 /// An image trained ([`program::train_slots`], deterministic) on the corpus
 /// blocks among `count` compressor vectors of the seed (on every one of
 /// them without a corpus).
@@ -430,7 +579,8 @@ pub const TRAIN_VECTORS: usize = 4096;
 
 impl Plan {
     /// The images of `opts` for `set` (after the reset value), in the order
-    /// a shard cycles through them: the trained image, then two random ones.
+    /// a shard cycles through them: those of each kind in the order given
+    /// (by default the trained image, then two random ones).
     pub fn images(
         set: &ModelSet,
         unit: SlotUnit,
@@ -454,10 +604,23 @@ impl Plan {
                     };
                     v.push(named(set, "trained", trained_image(set, unit, &gen)?)?);
                 }
-                ImageKind::Random => {
-                    for j in 1..=2 {
+                ImageKind::Random | ImageKind::Randoms(_) => {
+                    let n = match kind {
+                        ImageKind::Randoms(n) => *n,
+                        _ => 2,
+                    };
+                    for j in 1..=n {
                         let img = random_image(set, unit, &mut rng)?;
                         v.push(named(set, &format!("random {j}"), img)?);
+                    }
+                }
+                ImageKind::Directed(n) => {
+                    let mut drng = Rng::fork(seed, 302);
+                    for d in 0..*n {
+                        let img = directed_image(set, unit, d, &mut drng)?;
+                        let mut named = named(set, &format!("directed {}", d + 1), img)?;
+                        named.directed = true;
+                        v.push(named);
                     }
                 }
             }
@@ -560,6 +723,7 @@ impl Plan {
         images.push(NamedImage {
             name: "random register words".to_string(),
             programmed: Programmed::Invalid,
+            directed: false,
         });
         let mut rng = Rng::fork(seed, 600);
         let mut shards = Vec::new();
@@ -867,6 +1031,7 @@ pub fn counterexample_run(
                 writes: writes.clone(),
                 codec: std::sync::Arc::new(codec),
             },
+            directed: false,
         });
         shard.push_writes(writes, i, i + 1, epoch, None);
     }
@@ -972,14 +1137,20 @@ impl SlotVectors {
 }
 
 /// Per image, the decompressor inputs of its segments: the image's valid
-/// and malformed blocks ([`vectors::decompressor_vectors`] on its coder),
-/// in the order the segments take them.
+/// and malformed blocks ([`vectors::decompressor_vectors`] on its coder;
+/// for a directed image, a share of them replaced by its directed blocks,
+/// coded), in the order the segments take them.
 struct Pools {
     pools: Vec<std::vec::IntoIter<DecompVector>>,
 }
 
 impl Pools {
-    fn new(plan: &Plan, gen: &GenConfig, tags: &mut Tags) -> Result<Pools, SlotsError> {
+    fn new(
+        set: &ModelSet,
+        plan: &Plan,
+        gen: &GenConfig,
+        tags: &mut Tags,
+    ) -> Result<Pools, SlotsError> {
         let mut need = vec![0usize; plan.images.len()];
         for (shard, &n) in plan.shards.iter().zip(&shard_lens(plan, gen.blocks)) {
             for (j, s) in shard.segments.iter().enumerate() {
@@ -1004,6 +1175,25 @@ impl Pools {
                 )?,
                 _ => Vec::new(),
             };
+            // a directed image's inputs: its directed blocks, coded, for
+            // a share of them
+            let mut v = v;
+            if let (true, Some(c)) = (img.directed, img.codec()) {
+                let mut rng = Rng::fork(gen.seed, 700 + i as u64);
+                for d in v.iter_mut() {
+                    if !rng.chance(DIRECTED_SHARE) {
+                        continue;
+                    }
+                    if let Some((b, j)) = directed_block_of(set, img, &mut rng) {
+                        let cb = c.compress(&b);
+                        *d = DecompVector {
+                            bits: cb.bytes,
+                            len: cb.len as u16,
+                            tag: tags.id(&format!("directed/slot{j}")),
+                        };
+                    }
+                }
+            }
             pools.push(v.into_iter());
         }
         Ok(Pools { pools })
@@ -1050,12 +1240,19 @@ pub fn unit_vectors(
     let wrong_tag = tags.id("wrong-epoch");
     match unit {
         Unit::Compressor | Unit::Loopback => {
-            let v = vectors::compressor_vectors(set, gen, tags)?;
+            let mut v = vectors::compressor_vectors(set, gen, tags)?;
             let mut exp = Vec::with_capacity(v.len());
+            let mut rng = Rng::fork(gen.seed, 700);
             for (shard, r) in plan.shards.iter().zip(&ranges) {
                 for i in r.clone() {
                     let seg = shard.segments[shard.segment_of(i - r.start)];
                     let img = &plan.images[seg.image];
+                    if img.directed && rng.chance(DIRECTED_SHARE) {
+                        if let Some((b, j)) = directed_block_of(set, img, &mut rng) {
+                            v[i].block = b;
+                            v[i].tag = tags.id(&format!("directed/slot{j}"));
+                        }
+                    }
                     let block = v[i].block;
                     exp.push(match (img.codec(), unit) {
                         (Some(c), Unit::Compressor) => SlotExpect::Exact {
@@ -1079,7 +1276,7 @@ pub fn unit_vectors(
             Ok((SlotVectors::Comp(v), exp))
         }
         Unit::Decompressor => {
-            let mut pools = Pools::new(plan, gen, tags)?;
+            let mut pools = Pools::new(set, plan, gen, tags)?;
             let mut rng = Rng::fork(gen.seed, 500);
             let mut v = Vec::with_capacity(gen.blocks);
             let mut exp = Vec::with_capacity(gen.blocks);
@@ -1350,6 +1547,118 @@ mod tests {
             }
             assert!(loaded > 20, "{name}: {loaded} slots loaded in 20 images");
         }
+    }
+
+    #[test]
+    fn image_kinds_take_counts() {
+        let v = ImageKind::parse_list("trained, random:6,directed,random").expect("parses");
+        assert_eq!(
+            v,
+            [
+                ImageKind::Trained,
+                ImageKind::Randoms(6),
+                ImageKind::Directed(DIRECTED_IMAGES),
+                ImageKind::Random
+            ]
+        );
+        assert_eq!(
+            ImageKind::parse_list("directed:9").expect("parses"),
+            [ImageKind::Directed(9)]
+        );
+        for bad in [
+            "random:0",
+            "random:x",
+            "trained:2",
+            "directed:1000",
+            "other",
+            "",
+        ] {
+            assert!(ImageKind::parse_list(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Directed images load every slot, and over `2m + 1` of them every
+    /// byte with a base in each takes every shift code; their blocks are won by a
+    /// slot most of the time, and the plan puts them in the directed
+    /// images' segments only.
+    #[test]
+    fn directed_images_take_every_shift_code_and_their_blocks_choose_the_slot() {
+        let set = example();
+        let form = Form::by_name("stride-colpart").expect("form");
+        let unit = SlotUnit { k: 2, form };
+        let mut rng = Rng::new(3);
+        let codes = 2 * form.max_shift.unsigned_abs() as usize + 1;
+        let mut seen = vec![std::collections::BTreeSet::new(); BLOCK_BYTES];
+        let mut based = [0usize; BLOCK_BYTES];
+        let (mut won, mut blocks) = (0, 0);
+        for d in 0..codes {
+            let img = directed_image(&set, unit, d, &mut rng).expect("valid");
+            assert_eq!(img.loaded(), 2);
+            let slot = img.slots[0].as_ref().expect("loaded");
+            for (i, r) in slot.rules.iter().enumerate() {
+                if let ByteRule::Base { shift, .. } = r {
+                    seen[i].insert(*shift);
+                    based[i] += 1;
+                }
+            }
+            let p = ProgrammedSet::new(&set, &img).expect("programmed");
+            let named = NamedImage {
+                name: "d".to_string(),
+                programmed: Programmed::Image {
+                    image: img.clone(),
+                    codec: std::sync::Arc::new(p.fast_codec()),
+                },
+                directed: true,
+            };
+            let slot_ids: Vec<u32> = (0..2).filter_map(|j| p.slot_id(j)).collect();
+            for _ in 0..20 {
+                let (b, j) = directed_block_of(&set, &named, &mut rng).expect("a block");
+                assert!(j < 2);
+                blocks += 1;
+                won += usize::from(slot_ids.contains(&p.compress(&b).model));
+            }
+        }
+        // a byte with a base in every image takes every code
+        let always = (0..BLOCK_BYTES).filter(|&i| based[i] == codes).count();
+        assert!(
+            always > BLOCK_BYTES / 2,
+            "{always} bytes always with a base"
+        );
+        for (i, s) in seen.iter().enumerate() {
+            assert!(based[i] < codes || s.len() == codes, "byte {i}: {s:?}");
+        }
+        assert!(
+            2 * won > blocks,
+            "a slot won {won} of {blocks} directed blocks"
+        );
+        // in a plan, directed blocks only where a directed image codes
+        let opts = SlotOptions {
+            images: vec![ImageKind::Random, ImageKind::Directed(2)],
+            reprogram_every: 40,
+        };
+        let images = Plan::images(&set, unit, &opts, 5, None).expect("images");
+        assert_eq!(images.iter().filter(|i| i.directed).count(), 2);
+        let plan = Plan::cycling(&set, unit, images, &[400], 40).expect("plan");
+        let gen = GenConfig {
+            blocks: 400,
+            seed: 9,
+            corpus: None,
+        };
+        let mut tags = Tags::new();
+        let (v, _) = unit_vectors(Unit::Compressor, &set, &plan, &gen, &mut tags).expect("vectors");
+        let SlotVectors::Comp(v) = v else {
+            panic!("compressor vectors")
+        };
+        let shard = &plan.shards[0];
+        let mut directed = 0;
+        for (i, c) in v.iter().enumerate() {
+            if tags.name(c.tag).starts_with("directed/") {
+                directed += 1;
+                let seg = shard.segments[shard.segment_of(i)];
+                assert!(plan.images[seg.image].directed, "block {i}");
+            }
+        }
+        assert!(directed > 60, "{directed} directed blocks");
     }
 
     #[test]

@@ -214,11 +214,16 @@ struct MutateArgs {
     #[arg(long, value_name = "F", default_value = "stride-colpart")]
     slot_form: String,
     /// Units with slots: the valid images programmed besides the reset
-    /// value (trained, random).
-    #[arg(long, value_name = "LIST", default_value = "trained,random")]
+    /// value (trained; random, random:N; directed, directed:N: images whose
+    /// segments take blocks built from their slots' predictors).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "trained,random:4,directed:8"
+    )]
     slot_images: String,
     /// Units with slots: blocks between two programmings (at least 1).
-    #[arg(long, value_name = "N", default_value_t = 500, value_parser = at_least_one)]
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = at_least_one)]
     reprogram_every: usize,
     /// Which mutations: `all`, or `slots` (the logic of the programmable
     /// slots: signals named cfg_*, *slot*, *epoch* and those whose driver
