@@ -299,6 +299,54 @@ pub type Assumption<'a> = dyn Fn(&Module) -> Result<hdl::ir::Expr, hdl::ir::IrEr
 pub struct View<'a> {
     pub cuts: Vec<String>,
     pub assume: Option<&'a Assumption<'a>>,
+    /// Leave out the one-step check (it ran before, [`one_step_all`]).
+    pub skip_one_step: bool,
+}
+
+/// What the one-step check ([`one_step_all`]) says about a mutant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OneStep {
+    /// The one-step views are equivalent: so are the units.
+    Equivalent,
+    /// They differ: the values of the one-step view's inputs (every
+    /// register, the data inputs) on which they do, when SAT on their
+    /// miter gave them. Not a proof of anything (the state may be
+    /// unreachable), but a hint for a vector.
+    Differs(Option<BTreeMap<String, Vec<bool>>>),
+    /// The check does not apply (not a value mutation, no cut registers),
+    /// or ABC gave no answer.
+    Unknown,
+}
+
+/// The one-step check of every mutation of `muts` under `dir` (`m<id>/step`),
+/// `jobs` at a time, ABC `seconds` each: with the time it took.
+pub fn one_step_all(
+    module: &Module,
+    muts: &[Mutation],
+    dir: &Path,
+    seconds: u32,
+    jobs: usize,
+    view: &View<'_>,
+) -> Result<Vec<(OneStep, f64)>, EquivError> {
+    let assume = || {
+        view.assume
+            .map(|a| a as &dyn Fn(&Module) -> Result<hdl::ir::Expr, hdl::ir::IrError>)
+    };
+    crate::work_queue(muts.len(), jobs, |i| {
+        let mu = &muts[i];
+        let t0 = Instant::now();
+        if view.cuts.is_empty() || mu.site != hdl::ir::mutate::Site::Value {
+            return Ok((OneStep::Unknown, 0.0));
+        }
+        if comb::reached_outputs(module, mu).is_empty() {
+            return Ok((OneStep::Equivalent, t0.elapsed().as_secs_f64()));
+        }
+        let d = dir.join(format!("m{}", mu.id)).join("step");
+        let r = decide_one_step(module, mu, &d, seconds, assume())?;
+        Ok((r, t0.elapsed().as_secs_f64()))
+    })
+    .into_iter()
+    .collect()
 }
 
 /// [`decide_all`] with the views of `view`.
@@ -373,9 +421,9 @@ pub fn decide_all_with(
         // with cut registers (units with slots), a value mutant whose next
         // registers and outputs are unchanged from every state is
         // equivalent: a small problem, tried first
-        if !view.cuts.is_empty() && mu.site == hdl::ir::mutate::Site::Value {
+        if !view.cuts.is_empty() && !view.skip_one_step && mu.site == hdl::ir::mutate::Site::Value {
             let d = dir.join(format!("m{}", mu.id)).join("step");
-            if decide_one_step(module, mu, &d, seconds.min(60), assume())? {
+            if decide_one_step(module, mu, &d, seconds.min(60), assume())? == OneStep::Equivalent {
                 return Ok(done(Verdict::Equivalent));
             }
         }
@@ -433,9 +481,14 @@ pub fn decide_all_with(
                     return Ok(done(Verdict::Equivalent));
                 }
                 if t.contains("NOT EQUIVALENT") {
-                    if let Some(ports) =
-                        miter_counterexample(&gold_aig, &d, disproved_output(&t), seconds, &map)?
-                    {
+                    if let Some(ports) = miter_counterexample(
+                        &gold_aig,
+                        &d,
+                        "view.aig",
+                        disproved_output(&t),
+                        seconds,
+                        &map,
+                    )? {
                         return Ok(done(Verdict::Counterexample(ports)));
                     }
                     fast_said = Some(
@@ -485,7 +538,7 @@ fn disproved_output(said: &str) -> Option<usize> {
     digits.parse().ok()
 }
 
-/// An input on which the views `gold_aig` and `dir/view.aig` differ, by
+/// An input on which the views `gold_aig` and `dir/<gate>` differ, by
 /// SAT on their miter (ABC `&miter`, one output per output pair): first on
 /// the cone of miter output `output` alone (every input kept, `cone -a`;
 /// `dsat`), else on the whole miter (`iprove`); ABC writes the satisfying
@@ -495,6 +548,7 @@ fn disproved_output(said: &str) -> Option<usize> {
 fn miter_counterexample(
     gold_aig: &Path,
     dir: &Path,
+    gate: &str,
     output: Option<usize>,
     seconds: u32,
     map: &str,
@@ -505,13 +559,13 @@ fn miter_counterexample(
         scripts.push((
             "abc-cex-cone.txt",
             format!(
-                "&r {gold}; &miter view.aig; &put; cone -a -O {n}; strash; dsat; write_cex -n cex.txt"
+                "&r {gold}; &miter {gate}; &put; cone -a -O {n}; strash; dsat; write_cex -n cex.txt"
             ),
         ));
     }
     scripts.push((
         "abc-cex-iprove.txt",
-        format!("&r {gold}; &miter view.aig; &put; iprove; write_cex -n cex.txt"),
+        format!("&r {gold}; &miter {gate}; &put; iprove; write_cex -n cex.txt"),
     ));
     let cex = dir.join("cex.txt");
     for (log, script) in scripts {
@@ -607,16 +661,17 @@ fn parse_cex_file(
     Ok(values)
 }
 
-/// Whether the one-step views ([`comb::next_state_view`]) of the unit and
-/// of mutant `mu` are equivalent (ABC `&cec` within `seconds`): then so are
-/// the two units. `false` when they differ or ABC gives no answer.
+/// The one-step views ([`comb::next_state_view`]) of the unit and of
+/// mutant `mu` compared (ABC `&cec` within `seconds`): equivalent (then so
+/// are the two units), or differing, with an input on which they do (SAT
+/// on their miter, [`miter_counterexample`]), or no answer.
 fn decide_one_step(
     module: &Module,
     mu: &Mutation,
     d: &Path,
     seconds: u32,
     assume: Option<comb::Assume<'_>>,
-) -> Result<bool, EquivError> {
+) -> Result<OneStep, EquivError> {
     std::fs::create_dir_all(d).map_err(io(d))?;
     let ir = |source| EquivError::Ir {
         mutation: mu.text.clone(),
@@ -634,8 +689,9 @@ fn decide_one_step(
     let gate = comb::next_state_view(&mutant, &regs, &outputs, assume).map_err(ir)?;
     to_aiger(&gate, &header(&format!("mutant `{}`", mu.text)), d, "gate")?;
     let read = |p: PathBuf| std::fs::read_to_string(&p).map_err(io(&p));
-    if read(d.join("gold.map"))? != read(d.join("gate.map"))? {
-        return Ok(false);
+    let map = read(d.join("gold.map"))?;
+    if map != read(d.join("gate.map"))? {
+        return Ok(OneStep::Unknown);
     }
     let said_path = d.join("abc.txt");
     let limit = Duration::from_secs(u64::from(seconds));
@@ -646,7 +702,18 @@ fn decide_one_step(
         &said_path,
         limit,
     )?;
-    Ok(said.is_some_and(|t| t.contains("Networks are equivalent")))
+    Ok(match said {
+        Some(t) if t.contains("Networks are equivalent") => OneStep::Equivalent,
+        Some(t) if t.contains("NOT EQUIVALENT") => OneStep::Differs(miter_counterexample(
+            &d.join("gold.aig"),
+            d,
+            "gate.aig",
+            disproved_output(&t),
+            seconds,
+            &map,
+        )?),
+        _ => OneStep::Unknown,
+    })
 }
 
 /// The input port values of ABC's counterexample (`Input pattern:  pi134=0
@@ -757,9 +824,16 @@ mod tests {
         let said = run_tool("yosys-abc", &["-c", &script], &md).expect("abc");
         assert!(said.contains("NOT EQUIVALENT"), "{said}");
         let map = std::fs::read_to_string(gd.join("view.map")).expect("map");
-        let ports = miter_counterexample(&gold_aig, &md, disproved_output(&said), 60, &map)
-            .expect("runs")
-            .expect("a counterexample");
+        let ports = miter_counterexample(
+            &gold_aig,
+            &md,
+            "view.aig",
+            disproved_output(&said),
+            60,
+            &map,
+        )
+        .expect("runs")
+        .expect("a counterexample");
         let word = |name: &str| {
             ports[name]
                 .iter()

@@ -752,6 +752,46 @@ impl Bench<'_> {
         }
     }
 
+    /// Run the counterexamples `cexes` (result index, input port values)
+    /// as vectors against their mutants (on a new schema build under
+    /// `dir`); a mutant that fails is closed as killed by its
+    /// counterexample. The build seconds and batches it took.
+    fn replay(
+        &self,
+        results: &mut [MutantResult],
+        cexes: &[(usize, BTreeMap<String, Vec<bool>>)],
+        dir: &Path,
+    ) -> Result<(f64, usize), MutateError> {
+        if cexes.is_empty() {
+            return Ok((0.0, 0));
+        }
+        let mut vecs = self.no_vectors();
+        for (_, ports) in cexes {
+            self.push(&mut vecs, ports);
+        }
+        let muts: Vec<Mutation> = cexes
+            .iter()
+            .map(|&(i, _)| results[i].mutation.clone())
+            .collect();
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let vecs = match self.slot_counterexamples(vecs) {
+            Ok(v) => v,
+            Err((i, why)) => {
+                return Err(MutateError::Slot(format!(
+                    "the counterexample of mutant {} holds a configuration the hardware's behaviour is not specified for (the views assume valid ones): {why}",
+                    muts.get(i).map_or(0, |m| m.id)
+                )))
+            }
+        };
+        let again = self.simulate(&muts, &vecs, dir)?;
+        for (&(i, _), kill) in cexes.iter().zip(again.kills) {
+            if let Some(k) = kill {
+                results[i].closure = Some(Closure::CounterexampleKilled(k));
+            }
+        }
+        Ok((again.build_seconds, again.batches))
+    }
+
     /// Append a counterexample's port values as a vector.
     fn push(&self, vecs: &mut Vecs, ports: &BTreeMap<String, Vec<bool>>) {
         match (vecs, &self.kind) {
@@ -1551,10 +1591,9 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
     let mut prove_seconds = 0.0;
     if cfg.prove {
         // survivors: decide each formally; counterexamples become vectors
-        let open: Vec<usize> = (0..results.len())
+        let mut open: Vec<usize> = (0..results.len())
             .filter(|&i| results[i].kill.is_none())
             .collect();
-        let open_muts: Vec<Mutation> = open.iter().map(|&i| results[i].mutation.clone()).collect();
         // units with slots: the shadow configuration registers are inputs
         // of the views, which compare outputs only under valid contents
         let valid = |m: &Module| match &bench.kind {
@@ -1563,13 +1602,47 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             }
             _ => Ok(hdl::ir::Expr::bool(true)),
         };
-        let view = match &bench.kind {
+        let mut view = match &bench.kind {
             Kind::Slots { slots, .. } => equiv::View {
                 cuts: slot::configuration_registers(*slots),
                 assume: Some(&valid),
+                skip_one_step: false,
             },
             _ => equiv::View::default(),
         };
+        if let Kind::Slots { .. } = &bench.kind {
+            // the one-step check first: equivalent, or an input on which
+            // the mutant's first registers differ, whose configuration and
+            // data run as a counterexample (with directed blocks of that
+            // configuration); the full views only for what is left
+            let open_muts: Vec<Mutation> =
+                open.iter().map(|&i| results[i].mutation.clone()).collect();
+            let steps = equiv::one_step_all(
+                &module,
+                &open_muts,
+                &root.join("equiv"),
+                cfg.prove_seconds.min(60),
+                cfg.jobs,
+                &view,
+            )?;
+            let mut hints: Vec<(usize, BTreeMap<String, Vec<bool>>)> = Vec::new();
+            for (&i, (step, seconds)) in open.iter().zip(steps) {
+                prove_seconds += seconds;
+                match step {
+                    equiv::OneStep::Equivalent => results[i].closure = Some(Closure::Equivalent),
+                    equiv::OneStep::Differs(Some(ports)) => {
+                        hints.push((i, slot::shadow_of_active(&ports)))
+                    }
+                    _ => {}
+                }
+            }
+            let (b, n) = bench.replay(&mut results, &hints, &root.join("one-step"))?;
+            build_seconds += b;
+            batches += n;
+            open.retain(|&i| !results[i].closed());
+            view.skip_one_step = true;
+        }
+        let open_muts: Vec<Mutation> = open.iter().map(|&i| results[i].mutation.clone()).collect();
         let decided = equiv::decide_all_with(
             &module,
             &desc,
@@ -1579,8 +1652,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             cfg.jobs,
             &view,
         )?;
-        let mut cex_vectors = bench.no_vectors();
-        let mut with_cex: Vec<usize> = Vec::new();
+        let mut cexes: Vec<(usize, BTreeMap<String, Vec<bool>>)> = Vec::new();
         for (&i, d) in open.iter().zip(decided) {
             prove_seconds += d.seconds;
             results[i].closure = Some(match d.verdict {
@@ -1588,37 +1660,14 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
                 Verdict::OutOfScope(why) => Closure::OutOfScope(why),
                 Verdict::Undecided(said) => Closure::Undecided(said),
                 Verdict::Counterexample(ports) => {
-                    bench.push(&mut cex_vectors, &ports);
-                    with_cex.push(i);
+                    cexes.push((i, ports));
                     Closure::CounterexampleSurvived
                 }
             });
         }
-        if !with_cex.is_empty() {
-            let muts: Vec<Mutation> = with_cex
-                .iter()
-                .map(|&i| results[i].mutation.clone())
-                .collect();
-            let dir = root.join("counterexamples");
-            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-            let cex_vectors = match bench.slot_counterexamples(cex_vectors) {
-                Ok(v) => v,
-                Err((i, why)) => {
-                    return Err(MutateError::Slot(format!(
-                        "the counterexample of mutant {} holds a configuration the hardware's behaviour is not specified for (the views assume valid ones): {why}",
-                        muts.get(i).map_or(0, |m| m.id)
-                    )))
-                }
-            };
-            let again = bench.simulate(&muts, &cex_vectors, &dir)?;
-            build_seconds += again.build_seconds;
-            batches += again.batches;
-            for (&i, kill) in with_cex.iter().zip(again.kills) {
-                if let Some(k) = kill {
-                    results[i].closure = Some(Closure::CounterexampleKilled(k));
-                }
-            }
-        }
+        let (b, n) = bench.replay(&mut results, &cexes, &root.join("counterexamples"))?;
+        build_seconds += b;
+        batches += n;
     }
     // where each kill points
     let located: Vec<Option<Located>> = crate::work_queue(results.len(), cfg.jobs, |i| {

@@ -508,7 +508,11 @@ pub fn directed_block(
     hard_wired: &[golden::mpc::Predictor],
     rng: &mut Rng,
 ) -> [u8; BLOCK_BYTES] {
-    let p = slot.predictor("directed", hard_wired);
+    directed_block_of_predictor(&slot.predictor("directed", hard_wired), rng)
+}
+
+/// [`directed_block`] of predictor `p`.
+pub fn directed_block_of_predictor(p: &golden::mpc::Predictor, rng: &mut Rng) -> [u8; BLOCK_BYTES] {
     let mut res = [0u8; BLOCK_BYTES];
     for (i, r) in res.iter_mut().enumerate() {
         let root = matches!(p.bytes[i], ByteRule::Root);
@@ -516,7 +520,7 @@ pub fn directed_block(
             *r = 1 + rng.below(255) as u8;
         }
     }
-    golden::mpc::transform::restore(&res, &p)
+    golden::mpc::transform::restore(&res, p)
 }
 
 /// A directed block ([`directed_block`]) of one of `image`'s loaded slots,
@@ -932,19 +936,66 @@ pub fn registers_codec(
     unit: SlotUnit,
     writes: &[RegisterWrite],
 ) -> Result<MpcCodec, String> {
+    registers_coder(set, unit, writes).map(|(c, _)| c)
+}
+
+/// [`registers_codec`] and the predictors of the loaded slots.
+fn registers_coder(
+    set: &ModelSet,
+    unit: SlotUnit,
+    writes: &[RegisterWrite],
+) -> Result<(MpcCodec, Vec<golden::mpc::Predictor>), String> {
     let (regs, _) =
         registers::SlotRegisters::from_writes(unit.form, unit.k, set.predictors.len(), writes)
             .map_err(|e| e.to_string())?;
-    let preds = regs.predictors(set).map_err(|e| e.to_string())?;
+    let preds: Vec<golden::mpc::Predictor> = regs
+        .predictors(set)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .flatten()
+        .collect();
     let mut expanded = set.clone();
-    expanded.predictors.extend(preds.into_iter().flatten());
-    Ok(MpcCodec::new(&expanded))
+    expanded.predictors.extend(preds.iter().cloned());
+    Ok((MpcCodec::new(&expanded), preds))
 }
 
-/// A run of counterexamples: vector `i` is coded with the configuration
-/// of `cexes[i]` (programmed before it, [`configuration_writes`]) and its
-/// data inputs (`in_block`; `in_bits`, `in_len`, `in_epoch`; `width` the
-/// decompressor's `W`). One shard. A configuration the hardware's
+/// A one-step view's input values with the active configuration
+/// registers (`cfg_active_epoch`, `cfg_active_s<j>_flag`, `_rules`,
+/// `_route`) named as the shadow ones they copy (`cfg_shadow_*`), as
+/// [`configuration_writes`] reads them, and the data inputs (`in_*`);
+/// the other registers are left out.
+pub fn shadow_of_active(
+    ports: &std::collections::BTreeMap<String, Vec<bool>>,
+) -> std::collections::BTreeMap<String, Vec<bool>> {
+    let mut out = std::collections::BTreeMap::new();
+    for (name, v) in ports {
+        if let Some(rest) = name.strip_prefix("cfg_active_") {
+            let copied = rest == "epoch"
+                || rest.strip_prefix('s').is_some_and(|r| {
+                    r.split_once('_').is_some_and(|(j, what)| {
+                        j.parse::<usize>().is_ok() && matches!(what, "flag" | "rules" | "route")
+                    })
+                });
+            if copied {
+                out.insert(format!("cfg_shadow_{rest}"), v.clone());
+            }
+        } else if name.starts_with("in_") {
+            out.insert(name.clone(), v.clone());
+        }
+    }
+    out
+}
+
+/// Directed blocks ([`directed_block`]) run after each counterexample,
+/// under its configuration.
+pub const COUNTEREXAMPLE_DIRECTED: usize = 48;
+
+/// A run of counterexamples: for each of `cexes`, its configuration
+/// (programmed before its vectors, [`configuration_writes`]), then a
+/// vector of its data inputs (`in_block`; `in_bits`, `in_len`,
+/// `in_epoch`; `width` the decompressor's `W`) and
+/// [`COUNTEREXAMPLE_DIRECTED`] directed blocks of the slots it loads
+/// (coded, for the decompressor). One shard. A configuration the hardware's
 /// behaviour is not specified for is refused with its index and why.
 pub fn counterexample_run(
     unit: Unit,
@@ -976,55 +1027,91 @@ pub fn counterexample_run(
     let mut comp = Vec::new();
     let mut decomp = Vec::new();
     let mut expected = Vec::new();
+    let directed_tag = tags.id("counterexample/directed");
+    let mut rng = Rng::new(0x6365_7820);
     for (i, ports) in cexes.iter().enumerate() {
         let (writes, epoch) = configuration_writes(slots, set.predictors.len(), ports);
-        let codec = registers_codec(set, slots, &writes).map_err(|why| (i, why))?;
-        let e = match unit {
-            Unit::Decompressor => {
-                let w = width as usize;
-                let b = bus(
-                    ports,
-                    &[
-                        ("in_bits", w),
-                        ("in_len", vectors::LEN_WIDTH as usize),
-                        ("in_epoch", EPOCH_WIDTH),
-                    ],
-                );
-                let mut bits = [0u8; golden::mpc::MAX_BLOCK_BYTES];
-                let la = b.left_aligned(0, w);
-                bits[..la.len()].copy_from_slice(&la);
-                let v = DecompVector {
-                    bits,
-                    len: b.uint(w, vectors::LEN_WIDTH as usize) as u16,
-                    tag,
-                };
-                let given = b.uint(w + vectors::LEN_WIDTH as usize, EPOCH_WIDTH) as u8;
-                decomp.push(SlotDecompVector { v, epoch: given });
-                if given != epoch {
-                    SlotExpect::WrongEpoch { given }
-                } else {
-                    let s = codec.model_set();
-                    let mw = s.max_bits() as usize;
-                    let result = codec.decompress(&bits[..mw.div_ceil(8)], v.len as usize);
-                    let model = result.is_ok().then(|| compare::header_field(&bits, s));
-                    SlotExpect::Exact {
-                        expect: Expect::Block { result, model },
-                        epoch: None,
+        let (codec, preds) = registers_coder(set, slots, &writes).map_err(|why| (i, why))?;
+        let start = expected.len();
+        // the counterexample's own data, then directed blocks of its
+        // configuration's slots
+        let mut blocks: Vec<Option<[u8; BLOCK_BYTES]>> = vec![None];
+        if !preds.is_empty() {
+            for _ in 0..COUNTEREXAMPLE_DIRECTED {
+                let p = &preds[rng.below(preds.len() as u64) as usize];
+                blocks.push(Some(directed_block_of_predictor(p, &mut rng)));
+            }
+        }
+        for own in blocks {
+            let e = match unit {
+                Unit::Decompressor => {
+                    let (v, given) = match own {
+                        None => {
+                            let w = width as usize;
+                            let b = bus(
+                                ports,
+                                &[
+                                    ("in_bits", w),
+                                    ("in_len", vectors::LEN_WIDTH as usize),
+                                    ("in_epoch", EPOCH_WIDTH),
+                                ],
+                            );
+                            let mut bits = [0u8; golden::mpc::MAX_BLOCK_BYTES];
+                            let la = b.left_aligned(0, w);
+                            bits[..la.len()].copy_from_slice(&la);
+                            let v = DecompVector {
+                                bits,
+                                len: b.uint(w, vectors::LEN_WIDTH as usize) as u16,
+                                tag,
+                            };
+                            (
+                                v,
+                                b.uint(w + vectors::LEN_WIDTH as usize, EPOCH_WIDTH) as u8,
+                            )
+                        }
+                        Some(block) => {
+                            let c = codec.compress(&block);
+                            let v = DecompVector {
+                                bits: c.bytes,
+                                len: c.len as u16,
+                                tag: directed_tag,
+                            };
+                            (v, epoch)
+                        }
+                    };
+                    decomp.push(SlotDecompVector { v, epoch: given });
+                    if given != epoch {
+                        SlotExpect::WrongEpoch { given }
+                    } else {
+                        let s = codec.model_set();
+                        let mw = s.max_bits() as usize;
+                        let result = codec.decompress(&v.bits[..mw.div_ceil(8)], v.len as usize);
+                        let model = result.is_ok().then(|| compare::header_field(&v.bits, s));
+                        SlotExpect::Exact {
+                            expect: Expect::Block { result, model },
+                            epoch: None,
+                        }
                     }
                 }
-            }
-            _ => {
-                let b = bus(ports, &[("in_block", BLOCK_BYTES * 8)]);
-                let mut block = [0u8; BLOCK_BYTES];
-                block.copy_from_slice(&b.bytes(0, BLOCK_BYTES));
-                comp.push(CompVector { block, tag });
-                SlotExpect::Exact {
-                    expect: Expect::Comp(codec.compress(&block)),
-                    epoch: Some(epoch),
+                _ => {
+                    let (block, t) = match own {
+                        None => {
+                            let b = bus(ports, &[("in_block", BLOCK_BYTES * 8)]);
+                            let mut block = [0u8; BLOCK_BYTES];
+                            block.copy_from_slice(&b.bytes(0, BLOCK_BYTES));
+                            (block, tag)
+                        }
+                        Some(block) => (block, directed_tag),
+                    };
+                    comp.push(CompVector { block, tag: t });
+                    SlotExpect::Exact {
+                        expect: Expect::Comp(codec.compress(&block)),
+                        epoch: Some(epoch),
+                    }
                 }
-            }
-        };
-        expected.push(e);
+            };
+            expected.push(e);
+        }
         images.push(NamedImage {
             name: format!("counterexample {i}"),
             programmed: Programmed::Registers {
@@ -1033,7 +1120,7 @@ pub fn counterexample_run(
             },
             directed: false,
         });
-        shard.push_writes(writes, i, i + 1, epoch, None);
+        shard.push_writes(writes, start, i + 1, epoch, None);
     }
     let vectors = match unit {
         Unit::Decompressor => SlotVectors::Decomp(decomp),

@@ -180,6 +180,75 @@ fn the_view_codes_as_the_golden_model_under_valid_configurations_only() {
     }
 }
 
+/// A one-step counterexample names the active registers: read as the
+/// shadow ones, they give the same configuration; its run programs that
+/// configuration, then the counterexample's own block and directed blocks
+/// of the loaded slot, each expected as the golden coder of those
+/// registers codes it, most of them won by the slot.
+#[test]
+fn a_one_step_counterexample_runs_with_directed_blocks_of_its_configuration() {
+    let set = example();
+    let form = Form::by_name("stride-colpart").expect("form");
+    let unit = SlotUnit { k: 1, form };
+    let mut rng = Rng::new(5);
+    let image = slots::directed_image(&set, unit, 3, &mut rng).expect("image");
+    let writes = registers::image_writes(&set, &image, 9).expect("writes");
+    let (regs, _) =
+        SlotRegisters::from_writes(form, 1, set.predictors.len(), &writes).expect("regs");
+    let mut active: BTreeMap<String, Vec<bool>> = ports_of(&regs, unit)
+        .into_iter()
+        .map(|(k, v)| (k.replace("cfg_shadow_", "cfg_active_"), v))
+        .collect();
+    active.insert("in_block".to_string(), vec![true; 8 * BLOCK_BYTES]);
+    active.insert("slot_pred_s0".to_string(), vec![true; 8]);
+    active.insert("cfg_active_raw_id".to_string(), vec![true; 3]);
+    let shadow = slots::shadow_of_active(&active);
+    assert!(!shadow.contains_key("slot_pred_s0"));
+    assert!(!shadow.contains_key("cfg_shadow_raw_id"));
+    assert_eq!(shadow, {
+        let mut p = ports_of(&regs, unit);
+        p.insert("in_block".to_string(), vec![true; 8 * BLOCK_BYTES]);
+        p
+    });
+    let mut tags = testbench::vectors::Tags::new();
+    let (plan, vectors, expected) = slots::counterexample_run(
+        testbench::Unit::Compressor,
+        &set,
+        unit,
+        &[shadow.clone(), shadow],
+        0,
+        &mut tags,
+    )
+    .expect("valid configuration");
+    let per = 1 + slots::COUNTEREXAMPLE_DIRECTED;
+    assert_eq!(vectors.len(), 2 * per);
+    assert_eq!(expected.len(), 2 * per);
+    let starts: Vec<usize> = plan.shards[0].segments.iter().map(|s| s.start).collect();
+    assert_eq!(starts, [0, per]);
+    let golden = ProgrammedSet::new(&set, &image).expect("programmed");
+    let slot_id = golden.slot_id(0).expect("slot 0 loaded");
+    let slots::SlotVectors::Comp(v) = &vectors else {
+        panic!("compressor vectors")
+    };
+    assert_eq!(v[0].block, [0xff; BLOCK_BYTES]);
+    let mut won = 0;
+    for (i, (c, e)) in v.iter().zip(&expected).enumerate() {
+        let want = golden.compress(&c.block);
+        match e {
+            slots::SlotExpect::Exact {
+                expect: testbench::compare::Expect::Comp(got),
+                epoch: Some(9),
+            } => assert_eq!(*got, want, "vector {i}"),
+            other => panic!("vector {i}: {other:?}"),
+        }
+        won += usize::from(i % per != 0 && want.model == slot_id);
+    }
+    assert!(
+        2 * won > 2 * slots::COUNTEREXAMPLE_DIRECTED,
+        "{won} won by the slot"
+    );
+}
+
 /// Slot mutants of a decompressor with one `stride-lib` slot on Icarus,
 /// on the plan of `cosim mpc --program-slots` (reset value, then images
 /// every 16 blocks): the epoch check inverted, the commit's load that
