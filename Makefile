@@ -31,10 +31,12 @@ gen:
 ## model set and of the MAG-aware BDI and DPC units (cosim-quick).
 ## The tests, the short fuzz run and the short co-simulations share one
 ## build (profile TEST_PROFILE, see Cargo.toml), with the GPU engine on:
-## `cargo test` builds the `fuzz` and `cosim` binaries for their
+## `cargo test --no-run` builds the `fuzz` and `cosim` binaries for their
 ## integration tests, and the runs use those. The co-simulations and the
-## fuzz run go TEST_JOBS at a time (default: one per core), each one's
-## output printed when it ends.
+## fuzz run (TEST_JOBS at a time, default one per core) run while `cargo
+## test` runs, so that they use the cores the tests leave idle; their
+## output goes to SIMS_LOG and is printed when both are done, each run's
+## output in one piece.
 ## A test whose tool, corpus or GPU adapter is missing is skipped (a failure
 ## under MPCGEN_REQUIRE_TOOLS=1 or MPCGEN_REQUIRE_GPU=1) and appends a line
 ## to SKIP_LOG (MPCGEN_SKIP_LOG); the end of the run lists them, or says
@@ -43,10 +45,18 @@ TEST_PROFILE ?= quick
 TEST_BIN      = $(or $(CARGO_TARGET_DIR),target)/$(TEST_PROFILE)
 TEST_JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 SKIP_LOG      = $(abspath $(TEST_BIN))/skipped-tests.txt
+SIMS_LOG      = $(abspath $(TEST_BIN))/cosim-quick-fuzz-short.log
 test: lint
 	@mkdir -p $(dir $(SKIP_LOG)) && : > $(SKIP_LOG)
-	MPCGEN_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE)
-	MPCGEN_SKIP_LOG=$(SKIP_LOG) $(MAKE) -j$(TEST_JOBS) -Otarget cosim-quick fuzz-short COSIM_RUN=$(TEST_BIN)/cosim FUZZ_RUN=$(TEST_BIN)/fuzz
+	$(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE) --no-run
+	@echo "cosim-quick and fuzz-short run beside the tests, output in $(SIMS_LOG)"
+	@MPCGEN_SKIP_LOG=$(SKIP_LOG) $(MAKE) --no-print-directory -j$(TEST_JOBS) -Otarget cosim-quick fuzz-short \
+	  COSIM_RUN=$(TEST_BIN)/cosim FUZZ_RUN=$(TEST_BIN)/fuzz > $(SIMS_LOG) 2>&1 & sims=$$!; \
+	MPCGEN_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE); tests=$$?; \
+	wait $$sims; s=$$?; cat $(SIMS_LOG); \
+	if [ $$tests -ne 0 ]; then echo "cargo test failed"; fi; \
+	if [ $$s -ne 0 ]; then echo "cosim-quick or fuzz-short failed (above)"; fi; \
+	[ $$tests -eq 0 ] && [ $$s -eq 0 ]
 	@n=$$(sed 's/: .*//' $(SKIP_LOG) | sort -u | wc -l); \
 	if [ $$n -eq 0 ]; then echo "no test skipped"; \
 	else echo "$$n tests skipped:"; awk '!seen[$$0]++' $(SKIP_LOG); fi
