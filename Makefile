@@ -176,6 +176,25 @@ SCALING_MODEL ?= models/extended
 synth-scaling:
 	$(CARGO) run --release -p synth --bin synth -- --scaling --model $(SCALING_MODEL)
 
+## Power (docs/hw/synthesis.md, "Power"): `unit_synth --power` on the units
+## of MODEL (generated into build/<set>/ first), or of the `gen` output
+## directory RTL (e.g. RTL=build/bdi-128-32-4; POWER_FLAGS="--abc no-sweep"
+## for the DPC units): area, timing, and power at each unit's minimum period
+## from a gate-level Icarus run of POWER_BLOCKS corpus blocks; report in
+## <rtl>/synth/report.md and report.json. Minutes per unit.
+POWER_BLOCKS ?= 200
+POWER_FLAGS  ?=
+.PHONY: power
+power:
+	$(CARGO) build --release -p hdl --bin gen -p synth --bin unit_synth
+	@set -e; dir="$(RTL)"; \
+	if [ -z "$$dir" ]; then \
+	  dir=build/$$(sed -n 's/^name = "\(.*\)"/\1/p' $(MODEL)/model.toml | head -1); \
+	  ./target/release/gen --model $(MODEL) --out $$dir; \
+	fi; \
+	echo "unit_synth --rtl $$dir --power"; \
+	./target/release/unit_synth --rtl $$dir --power --power-blocks $(POWER_BLOCKS) $(if $(wildcard $(CORPUS)),--corpus $(CORPUS)) $(POWER_FLAGS)
+
 ## Programmable slots (docs/spec/program-slots.md): the online protocol
 ## (`mpc ratio --online K --form F --json`) on every corpus file for every
 ## slot form and K in PROG_K (and with models/default-exact for

@@ -114,7 +114,7 @@ pub struct Power {
     pub cells: usize,
     /// The check that the activity comes from a working run.
     pub check: String,
-    /// OpenSTA's total at one activity on every pin and this flow's
+    /// OpenSTA's total at [`PROBE_ACTIVITY`] on every pin and this flow's
     /// interpolated total at that same activity (mW): they agree when the
     /// instance powers are linear in activity.
     pub uniform_check_mw: (f64, f64),
@@ -815,7 +815,8 @@ fn parse_total(sec: &str) -> Option<[f64; 3]> {
 
 /// Per-instance power at global activity 0 and 1, and the design totals at
 /// activity `probe`, at clock period `clock_ns` under the timing run's
-/// constraints.
+/// constraints. The result is kept (`power.tcl.log`, `power.tcl.key`) for
+/// later runs of the same netlist, script and liberty.
 fn sta_power(
     unit: &UnitDescription,
     lib: &Liberty,
@@ -851,7 +852,16 @@ fn sta_power(
         slew = t.clock_transition_ns,
         load = t.output_load_pf,
     );
-    let text = flow::run_sta(synth_dir, "power.tcl", &s)?;
+    let key = content_key(&s, &[synth_dir.join("timed_sta.v"), lib.path.clone()])?;
+    let log = synth_dir.join("power.tcl.log");
+    let text = if up_to_date(&synth_dir.join("power.tcl.key"), &key, &log) {
+        std::fs::read_to_string(&log).map_err(io_err(&log))?
+    } else {
+        let _ = std::fs::remove_file(synth_dir.join("power.tcl.key"));
+        let text = flow::run_sta(synth_dir, "power.tcl", &s)?;
+        write(&synth_dir.join("power.tcl.key"), &key)?;
+        text
+    };
     let a0 = parse_instances(flow::section(&text, "a0"));
     let a1 = parse_instances(flow::section(&text, "a1"));
     let probe_total = parse_total(flow::section(&text, "probe"));
@@ -867,6 +877,28 @@ fn sta_power(
 }
 
 // ---- everything together --------------------------------------------------------
+
+/// The activity on every pin at which OpenSTA's own total is compared with
+/// the interpolated one ([`Power::uniform_check_mw`]).
+pub const PROBE_ACTIVITY: f64 = 0.25;
+
+/// SHA-256 (hex) of `text` and the contents of `files`: what a kept result
+/// was made from.
+fn content_key(text: &str, files: &[PathBuf]) -> Result<String, SynthError> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(text.as_bytes());
+    for f in files {
+        h.update(std::fs::read(f).map_err(io_err(f))?);
+        h.update([0u8]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Is `result` there and made from what `key` hashes (recorded in `key_file`)?
+fn up_to_date(key_file: &Path, key: &str, result: &Path) -> bool {
+    result.is_file() && std::fs::read_to_string(key_file).is_ok_and(|k| k == key)
+}
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SynthError + '_ {
     move |source| SynthError::Io {
@@ -1033,7 +1065,15 @@ pub fn activity(
                 .to_string(),
         );
     }
-    run_tool(&dir, "iverilog", &args)?;
+    // the build depends on its sources only (the vectors are read at run
+    // time): a second run of the same unit (other blocks) reuses it
+    let mut sources = vec![dir.join("power_tb.v"), dir.join("gl.v")];
+    sources.extend(args[7..].iter().map(PathBuf::from));
+    let key = content_key(&args.join(" "), &sources)?;
+    if !up_to_date(&dir.join("sim.key"), &key, &dir.join("sim.vvp")) {
+        run_tool(&dir, "iverilog", &args)?;
+        write(&dir.join("sim.key"), &key)?;
+    }
     let vcd = dir.join("activity.vcd");
     let out = run_tool(
         &dir,
@@ -1139,7 +1179,7 @@ pub fn run(
     let nets = rates.len();
     let mean_toggle_rate = rates.values().map(|r| r.0).sum::<f64>() / nets.max(1) as f64;
     let mean_duty = rates.values().map(|r| r.1).sum::<f64>() / nets.max(1) as f64;
-    let (a0, a1, probe) = sta_power(unit, lib, synth_dir, timing, clock_ns, mean_toggle_rate)?;
+    let (a0, a1, probe) = sta_power(unit, lib, synth_dir, timing, clock_ns, PROBE_ACTIVITY)?;
     // per instance: power at its output's toggle rate
     let mut per_cell: HashMap<String, [f64; 3]> = HashMap::new();
     let mut uniform = 0.0;
@@ -1154,7 +1194,7 @@ pub fn run(
         let outs: Vec<f64> = c.output_nets().map(|n| rates[&n].0).collect();
         let a = outs.iter().sum::<f64>() / outs.len().max(1) as f64;
         let at = |a: f64| -> [f64; 3] { std::array::from_fn(|k| p0[k] + a * (p1[k] - p0[k])) };
-        uniform += at(mean_toggle_rate).iter().sum::<f64>();
+        uniform += at(PROBE_ACTIVITY).iter().sum::<f64>();
         per_cell.insert(c.name.clone(), at(a));
     }
     let sum = |k: usize| per_cell.values().map(|p| p[k]).sum::<f64>() * 1e3;
@@ -1293,6 +1333,66 @@ mod tests {
         assert!(u8::from_str_radix(&h[..1], 16).unwrap() < 4);
         assert_eq!(split_port("in_block[12]"), ("in_block".to_string(), 12));
         assert_eq!(split_port("clk"), ("clk".to_string(), 0));
+    }
+
+    fn stream_unit(module: &str, data: &[(&str, &str, u32)]) -> UnitDescription {
+        let mut ports = vec![
+            serde_json::json!({"name": "clk", "dir": "input", "width": 1}),
+            serde_json::json!({"name": "rst", "dir": "input", "width": 1}),
+            serde_json::json!({"name": "in_valid", "dir": "input", "width": 1}),
+            serde_json::json!({"name": "in_ready", "dir": "output", "width": 1}),
+            serde_json::json!({"name": "out_valid", "dir": "output", "width": 1}),
+            serde_json::json!({"name": "out_ready", "dir": "input", "width": 1}),
+        ];
+        for (name, dir, width) in data {
+            ports.push(serde_json::json!({"name": name, "dir": dir, "width": width}));
+        }
+        serde_json::from_value(serde_json::json!({
+            "module": module, "latency": 1, "ports": ports,
+            "control": [], "stages": [], "probes": []
+        }))
+        .unwrap()
+    }
+
+    /// A compressor takes the vectors; a decompressor takes its
+    /// compressor's outputs, `out_X` into `in_X`, and the compressor's
+    /// other outputs are left to wires of their own.
+    #[test]
+    fn testbench_feeds_a_decompressor_from_its_compressor() {
+        let comp = stream_unit(
+            "x_compressor",
+            &[
+                ("in_block", "input", 16),
+                ("out_bits", "output", 17),
+                ("out_len", "output", 5),
+                ("out_model", "output", 2),
+            ],
+        );
+        let decomp = stream_unit(
+            "x_decompressor",
+            &[
+                ("in_bits", "input", 17),
+                ("in_len", "input", 5),
+                ("out_block", "output", 16),
+                ("out_error", "output", 1),
+            ],
+        );
+        assert!(check_stream(&comp).is_ok() && check_stream(&decomp).is_ok());
+        let tb = testbench(&comp, "x_compressor_gl", None, 16, 4);
+        assert!(tb.contains("assign d_in_block = vec[15:0];"), "{tb}");
+        assert!(tb.contains("x_compressor rtl (") && tb.contains("x_compressor_gl gl ("));
+        assert!(tb.contains(
+            "{g_out_bits, g_out_len, g_out_model} !== {r_out_bits, r_out_len, r_out_model}"
+        ));
+        let tb = testbench(&decomp, "x_decompressor_gl", Some(&comp), 16, 4);
+        assert!(tb.contains("assign s_in_block = vec[15:0];"), "{tb}");
+        assert!(tb.contains(".out_bits(d_in_bits)") && tb.contains(".out_len(d_in_len)"));
+        assert!(tb.contains(".out_model(s_out_model)") && tb.contains(".out_ready(r_in_ready)"));
+        assert!(tb.contains("$dumpvars(1, power_tb.gl)"));
+        let bare = stream_unit("y", &[]);
+        let mut no_ready = bare.clone();
+        no_ready.ports.retain(|p| p.name != "in_ready");
+        assert!(check_stream(&no_ready).unwrap_err().contains("in_ready"));
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! Runs the synthesis flow on a small unit (a compressor with one predictor)
 //! and checks the report is plausible: nonzero area, the flop count equals
 //! the register bits the generator declared, the timing figures of the
-//! buffered and sized netlist are consistent, the report parses back.
-//! Without yosys, OpenSTA or the liberty it prints how to install them and
-//! passes, unless MPCGEN_REQUIRE_TOOLS=1 (then it fails).
+//! buffered and sized netlist are consistent, the power from a gate-level
+//! run of corpus blocks is consistent and falls with the activity, the
+//! report parses back.
+//! Without yosys, OpenSTA, Icarus or the liberty it prints how to install
+//! them and passes, unless MPCGEN_REQUIRE_TOOLS=1 (then it fails).
 
 mod common;
 
@@ -69,7 +71,7 @@ fn one_predictor_compressor_synthesises() {
         let r = flow::run_unit(&v, &described[0], &lib, &dir.join("synth"), opts);
         (r, no_sweep.join())
     });
-    let r = r.expect("flow runs");
+    let mut r = r.expect("flow runs");
     let quick = quick
         .expect("no-sweep flow thread")
         .expect("no-sweep flow runs");
@@ -119,6 +121,11 @@ fn one_predictor_compressor_synthesises() {
         .any(|b| b.block.starts_with("predictors") && b.comb_nand2 > 0.0));
     if let Some(t) = &r.timing {
         check_timing(&r, t);
+        if common::have("iverilog") {
+            let t0 = std::time::Instant::now();
+            r.power = Some(check_power(&dir, &described, &lib, t));
+            eprintln!("power runs: {:.1} s", t0.elapsed().as_secs_f64());
+        }
     } else {
         eprintln!(
             "note: OpenSTA not found, timing not checked: {}",
@@ -131,6 +138,25 @@ fn one_predictor_compressor_synthesises() {
     assert_eq!(back["rtl_flop_bits"].as_u64(), Some(reg_bits));
     let md = synth::report::unit_markdown(&r, None);
     assert!(md.contains("NAND2-equivalent gates"));
+    if let Some(p) = &r.power {
+        assert!(
+            md.contains("### Power") && md.contains("pJ per block"),
+            "{md}"
+        );
+        for k in [
+            "clock_ns",
+            "total_mw",
+            "dynamic_mw",
+            "leakage_mw",
+            "pj_per_block",
+        ] {
+            assert!(back["power"][k].as_f64().is_some_and(|x| x > 0.0), "{k}");
+        }
+        assert_eq!(
+            back["power"]["activity_source"].as_str(),
+            Some(p.activity_source.as_str())
+        );
+    }
     if r.timing.is_some() {
         assert!(md.contains("minimum clock period") && md.contains("Timing per pipeline stage"));
         assert!(back["timing"]["period_fo4"]
@@ -223,4 +249,123 @@ fn check_timing(r: &flow::UnitReport, t: &flow::Timing) {
         "ABC {abc} ns vs OpenSTA {} ns",
         t.critical.arrival_ns
     );
+}
+
+/// Power of the unit from corpus blocks and from all-zero blocks: the
+/// figures add up, the energy per block follows from the power, the clock
+/// and the throughput, every stage has a share, and the zero blocks (less
+/// activity) give less dynamic power.
+fn check_power(
+    dir: &Path,
+    described: &[hdl::unit::UnitDescription],
+    lib: &synth::liberty::Liberty,
+    t: &flow::Timing,
+) -> synth::power::Power {
+    use synth::power::{self, PowerConfig, Stimulus};
+    let corpus = root().join("../shared/corpus");
+    let stimulus = if corpus.exists() {
+        Stimulus::Corpus(corpus)
+    } else {
+        Stimulus::Random
+    };
+    let synth_dir = dir.join("synth");
+    let run = |s: Stimulus| {
+        let cfg = PowerConfig {
+            blocks: 100,
+            ..PowerConfig::new(s)
+        };
+        power::run(&described[0], described, dir, lib, &synth_dir, t, &cfg).expect("power run")
+    };
+    let p = run(stimulus.clone());
+    let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-12);
+    assert!(close(p.clock_ns, t.period_ns, 1e-12), "{p:?}");
+    assert!(p.dynamic_mw > 0.0 && p.leakage_mw > 0.0, "{p:?}");
+    assert!(
+        close(p.total_mw, p.dynamic_mw + p.leakage_mw, 1e-9),
+        "{p:?}"
+    );
+    assert!(
+        close(p.dynamic_mw, p.internal_mw + p.switching_mw, 1e-9),
+        "{p:?}"
+    );
+    assert_eq!(p.blocks, 100);
+    // back to back: one block per cycle after the pipeline fills
+    assert!(
+        p.cycles >= 100 && p.cycles <= 100 + 3 + 1,
+        "{} cycles",
+        p.cycles
+    );
+    assert!(close(
+        p.pj_per_block,
+        p.total_mw * p.clock_ns * p.cycles as f64 / p.blocks as f64,
+        1e-9
+    ));
+    assert!(p.pj_per_block > 0.9 * p.total_mw * p.clock_ns);
+    assert!(
+        p.mean_toggle_rate > 0.0 && p.mean_toggle_rate < 2.0,
+        "{p:?}"
+    );
+    assert!(p.mean_duty > 0.0 && p.mean_duty < 1.0, "{p:?}");
+    assert!(
+        p.activity_source.starts_with("gate-level Icarus"),
+        "{}",
+        p.activity_source
+    );
+    match stimulus {
+        Stimulus::Corpus(_) => assert!(
+            p.activity_source.contains("corpus blocks"),
+            "{}",
+            p.activity_source
+        ),
+        _ => assert!(
+            p.activity_source.contains("random blocks"),
+            "{}",
+            p.activity_source
+        ),
+    }
+    assert!(p.check.contains("equal the RTL"), "{}", p.check);
+    // OpenSTA at one activity on every pin equals the per-instance
+    // interpolation at that activity: the powers are linear in activity
+    let (sta, ours) = p.uniform_check_mw;
+    assert!(
+        close(sta, ours, 1e-3),
+        "OpenSTA {sta} mW vs interpolated {ours} mW"
+    );
+    // every stage has a share; the shares add up to the total
+    for s in ["stage 1", "stage 2", "stage 3"] {
+        let row = p
+            .stages
+            .iter()
+            .find(|x| x.stage == s)
+            .unwrap_or_else(|| panic!("{s}: {:?}", p.stages));
+        assert!(row.dynamic_mw > 0.0 && row.leakage_mw > 0.0, "{row:?}");
+    }
+    let sum: f64 = p.stages.iter().map(|x| x.total_mw).sum();
+    assert!(
+        close(sum, p.total_mw, 1e-6),
+        "stages {sum} vs {}",
+        p.total_mw
+    );
+    // all-zero blocks: less activity, less dynamic power, the same leakage
+    let z = run(Stimulus::Zeros);
+    assert!(
+        z.mean_toggle_rate < p.mean_toggle_rate,
+        "{} vs {}",
+        z.mean_toggle_rate,
+        p.mean_toggle_rate
+    );
+    assert!(
+        z.dynamic_mw < p.dynamic_mw,
+        "zeros {} mW vs {} mW",
+        z.dynamic_mw,
+        p.dynamic_mw
+    );
+    assert!(z.switching_mw < p.switching_mw);
+    assert!(close(z.leakage_mw, p.leakage_mw, 1e-9));
+    assert!(
+        z.activity_source.contains("all-zero blocks"),
+        "{}",
+        z.activity_source
+    );
+    p
 }
