@@ -454,8 +454,17 @@ fn data_ports(unit: &UnitDescription, dir: Direction) -> Vec<(String, usize)> {
         .collect()
 }
 
-/// Does `unit` have the stream interface (clk, rst, in/out valid and ready)?
+/// Does `unit` have the stream interface (clk, rst, in/out valid and ready)
+/// and no configuration port (units with programmable slots need their
+/// programming protocol, which this run does not drive)?
 fn check_stream(unit: &UnitDescription) -> Result<(), String> {
+    if let Some(p) = unit.ports.iter().find(|p| p.name.starts_with("cfg_")) {
+        return Err(format!(
+            "{} has the configuration port {} (programmable slots): the power run drives \
+             hard-wired units only",
+            unit.module, p.name
+        ));
+    }
     for (name, dir) in [
         ("clk", Direction::Input),
         ("rst", Direction::Input),
@@ -1393,6 +1402,8 @@ mod tests {
         let mut no_ready = bare.clone();
         no_ready.ports.retain(|p| p.name != "in_ready");
         assert!(check_stream(&no_ready).unwrap_err().contains("in_ready"));
+        let slots = stream_unit("z", &[("cfg_we", "input", 1)]);
+        assert!(check_stream(&slots).unwrap_err().contains("cfg_we"));
     }
 
     #[test]
