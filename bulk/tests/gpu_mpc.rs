@@ -185,15 +185,32 @@ fn check_compress(gpu: &Gpu, algo: &GpuAlgo, set: &ModelSet, blocks: &[u8]) -> B
     ids
 }
 
+/// The kernels of variant `k`: with the tables bound as a uniform array
+/// (the default for the shipped sets), and for the first variant also
+/// from a storage buffer (the binding of sets too large for a uniform).
+fn algos(k: usize, set: &ModelSet) -> Vec<GpuAlgo> {
+    let algo = mpc::algo(set).expect("algo");
+    assert!(algo.tables_uniform(), "{}: tables not uniform", label(set));
+    let mut out = vec![algo];
+    if k == 0 {
+        let storage = mpc::algo_with(set, false).expect("algo");
+        assert!(!storage.tables_uniform());
+        out.push(storage);
+    }
+    out
+}
+
 #[test]
 fn compress_equals_the_cpu_codec() {
     let Some(gpu) = gpu() else { return };
     let corpus = corpus_blocks();
-    for set in variants() {
-        let algo = mpc::algo(&set).expect("algo");
+    for (k, set) in variants().into_iter().enumerate() {
         let mut blocks = corpus.clone();
         blocks.extend(special_blocks(&set));
-        let ids = check_compress(&gpu, &algo, &set, &blocks);
+        let mut ids = BTreeSet::new();
+        for algo in algos(k, &set) {
+            ids = check_compress(&gpu, &algo, &set, &blocks);
+        }
         // every model of the set was exercised
         for id in 0..set.id_count() as u32 {
             assert!(
@@ -323,13 +340,14 @@ fn segments(starts: &[usize], sizes: &[usize]) -> Vec<Segment> {
 fn decompress_round_trips_in_segments() {
     let Some(gpu) = gpu() else { return };
     let corpus = corpus_blocks();
-    for set in variants() {
-        let algo = mpc::algo(&set).expect("algo");
+    for (k, set) in variants().into_iter().enumerate() {
         let codec = MpcCodec::new(&set);
         let mut blocks = corpus.clone();
         blocks.extend(special_blocks(&set));
         let (src, starts) = pack(&codec, &blocks);
-        for sizes in [&[1usize][..], &[32], &[1, 32, 5, 300, 3, 64, 200]] {
+        for (algo, sizes) in algos(k, &set).into_iter().flat_map(|a| {
+            [&[1usize][..], &[32], &[1, 32, 5, 300, 3, 64, 200]].map(|s| (a.clone(), s))
+        }) {
             let segs = segments(&starts, sizes);
             assert_eq!(check_segments(&gpu, &algo, &set, &src, &segs), 0);
             let (out, _) = run_decompress(&gpu, &algo, &src, &segs, blocks.len() / BB)

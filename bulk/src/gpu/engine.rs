@@ -247,7 +247,7 @@ impl GpuEngine {
         let chunk_scan = gpu.pipeline("pack", PACK, "chunk_scan")?;
         let window_scan = gpu.pipeline("window_scan", WINDOW_SCAN, "window_scan")?;
         let scatter = gpu.pipeline("scatter", SCATTER, "scatter")?;
-        let tables = gpu.storage_init("tables", &algo.tables);
+        let tables = algo.tables_buffer(&gpu);
         Ok(GpuEngine {
             gpu,
             algo,

@@ -9,7 +9,8 @@
 //! * `compress`, one thread per block, bindings
 //!   0 `params: Params` (uniform: `n` blocks, then the algorithm's words;
 //!   the built-in kernels' structs are in [`uniform`](super::uniform)),
-//!   1 `tables: array<u32>` (read), 2 `input: array<u32>` (read: block i is
+//!   1 `tables: array<u32>` (read; or a uniform `array<vec4<u32>, N>`, see
+//!   [`GpuAlgo::tables_uniform`]), 2 `input: array<u32>` (read: block i is
 //!   words `i*block_words ..`, the block's bytes little-endian),
 //!   3 `slots: array<u32>` (read_write: block i's code in words
 //!   `i*slot_words ..`, written with [`BITS_WRITE`](super::BITS_WRITE)),
@@ -66,6 +67,22 @@ impl GpuAlgo {
         format!("{}\n{}", super::BITS_READ, self.decompress)
     }
 
+    /// Whether the kernels bind `tables` as a uniform array (`var<uniform>
+    /// tables: array<vec4<u32>, N>`, N vectors holding exactly
+    /// [`GpuAlgo::tables`]) rather than a storage array.
+    pub fn tables_uniform(&self) -> bool {
+        self.source.contains("var<uniform> tables")
+    }
+
+    /// The `tables` binding's buffer on `gpu`.
+    pub fn tables_buffer(&self, gpu: &Gpu) -> wgpu::Buffer {
+        if self.tables_uniform() {
+            gpu.uniform("tables", bytemuck::cast_slice(&self.tables))
+        } else {
+            gpu.storage_init("tables", &self.tables)
+        }
+    }
+
     /// The [`GpuAlgo::params`] of a uniform struct whose first member is
     /// `n` (its value is not kept: each dispatch sets its own).
     pub fn params_of<U: Uniform>(u: &U) -> Vec<u32> {
@@ -120,7 +137,7 @@ pub fn run_compress(gpu: &Gpu, algo: &GpuAlgo, blocks: &[u8]) -> Result<Vec<Code
     let n = blocks.len() / bb;
     let pipe = gpu.pipeline(algo.name, &algo.compress_source(), "compress")?;
     let params = gpu.uniform("params", &algo.uniform(n as u32));
-    let tables = gpu.storage_init("tables", &algo.tables);
+    let tables = algo.tables_buffer(gpu);
     let input = gpu.storage_init("input", &words_of(blocks));
     let sw = algo.slot_words as usize;
     let slots = gpu.storage("slots", 4 * (n * sw) as u64);
@@ -171,7 +188,7 @@ pub fn run_decompress(
 ) -> Result<(Vec<u8>, Vec<u32>), BulkError> {
     let pipe = gpu.pipeline(algo.name, &algo.decompress_source(), "decompress")?;
     let params = gpu.uniform("params", &algo.uniform(segs.len() as u32));
-    let tables = gpu.storage_init("tables", &algo.tables);
+    let tables = algo.tables_buffer(gpu);
     let mut padded = payload.to_vec();
     padded.resize(payload.len() + 8, 0);
     let pay = gpu.storage_init("payload", &words_of(&padded));

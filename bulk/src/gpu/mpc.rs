@@ -35,6 +35,11 @@ fn lane_index(o: usize) -> usize {
     16 * (o / 16) + 15 - o % 16
 }
 
+/// Largest tables bound as a uniform array (bytes): the smallest
+/// uniform binding WebGPU guarantees. Larger model sets (more than 14
+/// predictors) read them from a storage buffer.
+pub const UNIFORM_TABLES_MAX: usize = 16 << 10;
+
 /// WGSL of the compress kernel (without the bit-writer prelude).
 pub const COMPRESS_WGSL: &str = include_str!("wgsl/mpc_compress.wgsl");
 /// WGSL of the decompress kernel (without the bit-reader prelude).
@@ -46,11 +51,47 @@ fn pack_bytes(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
         .map(|c| c.iter().rev().fold(0u32, |acc, &b| (acc << 8) | b as u32))
 }
 
-/// The kernels and tables of `set`; an error when the set breaks the
+const TABLES_BEGIN: &str = "// @tables-begin";
+const TABLES_END: &str = "// @tables-end";
+
+/// `src` with its tables bound as a uniform array of `vec4s` vectors.
+fn uniform_tables(src: &str, vec4s: usize) -> Result<String, BulkError> {
+    let (Some(a), Some(b)) = (src.find(TABLES_BEGIN), src.find(TABLES_END)) else {
+        return Err(BulkError::Gpu(
+            "mpc kernel source lacks its tables section".into(),
+        ));
+    };
+    Ok(format!(
+        "{}// tables as a uniform array
+@group(0) @binding(1) var<uniform> tables: array<vec4<u32>, {vec4s}>;
+fn tword(i: u32) -> u32 {{
+    return tables[i >> 2u][i & 3u];
+}}
+fn tvec(v: u32) -> vec4<u32> {{
+    return tables[v];
+}}
+{}",
+        &src[..a],
+        &src[b + TABLES_END.len()..]
+    ))
+}
+
+/// The kernels and tables of `set` (the tables bound as a uniform array
+/// when they fit [`UNIFORM_TABLES_MAX`]); an error when the set breaks the
 /// model-file invariants the kernels rely on (no predictor, more than 256
 /// IDs, a reorder that is not a permutation, a base out of range or on a
 /// cycle, a shift outside -7..=7).
 pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
+    algo_with(
+        set,
+        4 * (set.predictors.len() * PREDICTOR_WORDS + 4) <= UNIFORM_TABLES_MAX,
+    )
+}
+
+/// [`algo`] with the tables bound as a uniform array (`uniform`: on
+/// software devices such as llvmpipe a uniform read costs a fraction of a
+/// storage read) or as a storage buffer; both give the same output.
+pub fn algo_with(set: &ModelSet, uniform: bool) -> Result<GpuAlgo, BulkError> {
     let bad = |msg: String| BulkError::Config(format!("mpc model set `{}`: {msg}", set.name));
     if set.predictors.is_empty() {
         return Err(bad("no predictor".into()));
@@ -118,8 +159,8 @@ pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
         tables.extend(inv.iter().flatten());
         tables.extend(pack_bytes(&order));
     }
-    // one spare word: the binding is never empty
-    tables.push(0);
+    // spare words: the binding is never empty and is whole vectors
+    tables.resize(tables.len() + 4, 0);
     let flags = set.custom.zero_block as u32
         | (set.custom.same_words as u32) << 1
         | ((set.selection == Selection::Exact) as u32) << 2;
@@ -127,8 +168,16 @@ pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
     let slot_words = max_bits.div_ceil(32);
     Ok(GpuAlgo {
         name: "mpc",
-        source: COMPRESS_WGSL.to_string(),
-        decompress: DECOMPRESS_WGSL.to_string(),
+        source: if uniform {
+            uniform_tables(COMPRESS_WGSL, tables.len() / 4)?
+        } else {
+            COMPRESS_WGSL.to_string()
+        },
+        decompress: if uniform {
+            uniform_tables(DECOMPRESS_WGSL, tables.len() / 4)?
+        } else {
+            DECOMPRESS_WGSL.to_string()
+        },
         params: GpuAlgo::params_of(&MpcUniform {
             n: 0,
             h: set.header_bits(),

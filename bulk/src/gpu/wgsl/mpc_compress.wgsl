@@ -20,7 +20,16 @@ struct Params {
     slot_words: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
+// @tables-begin (the host may bind the tables as a uniform array instead)
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
+fn tword(i: u32) -> u32 {
+    return tables[i];
+}
+fn tvec(v: u32) -> vec4<u32> {
+    let a = 4u * v;
+    return vec4<u32>(tables[a], tables[a + 1u], tables[a + 2u], tables[a + 3u]);
+}
+// @tables-end
 @group(0) @binding(2) var<storage, read> input: array<u32>;
 @group(0) @binding(3) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(4) var<storage, read_write> lens: array<u32>;
@@ -41,28 +50,38 @@ fn bswap(v: u32) -> u32 {
     return (v >> 24u) | ((v >> 8u) & 0xff00u) | ((v << 8u) & 0xff0000u) | (v << 24u);
 }
 
+// Table words at .. at + 3 (at a multiple of 4).
 fn mask4(at: u32) -> vec4<u32> {
-    return vec4<u32>(tables[at], tables[at + 1u], tables[at + 2u], tables[at + 3u]);
+    return tvec(at >> 2u);
 }
 
-// Delta swap at distance d < 32 inside every word, masks at `at`.
-fn swap_in(x: Bits, at: u32, d: u32) -> Bits {
+// Delta swap at distance d < 32 inside every word with masks ml, mh.
+fn swap_m(x: Bits, ml: vec4<u32>, mh: vec4<u32>, d: u32) -> Bits {
     let dv = vec4<u32>(d);
-    let tl = ((x.lo >> dv) ^ x.lo) & mask4(at);
-    let th = ((x.hi >> dv) ^ x.hi) & mask4(at + 4u);
+    let tl = ((x.lo >> dv) ^ x.lo) & ml;
+    let th = ((x.hi >> dv) ^ x.hi) & mh;
     return Bits(x.lo ^ tl ^ (tl << dv), x.hi ^ th ^ (th << dv));
+}
+
+// The same with the masks at `at`.
+fn swap_in(x: Bits, at: u32, d: u32) -> Bits {
+    return swap_m(x, mask4(at), mask4(at + 4u), d);
 }
 
 // Distance 32: words (0,1), (2,3), (4,5), (6,7).
 fn swap32(x: Bits, at: u32) -> Bits {
-    let m = vec4<u32>(tables[at], tables[at + 2u], tables[at + 4u], tables[at + 6u]);
+    let a = mask4(at);
+    let b = mask4(at + 4u);
+    let m = vec4<u32>(a.xz, b.xz);
     let t = (vec4<u32>(x.lo.xz, x.hi.xz) ^ vec4<u32>(x.lo.yw, x.hi.yw)) & m;
     return Bits(x.lo ^ t.xxyy, x.hi ^ t.zzww);
 }
 
 // Distance 64: words (0,2), (1,3), (4,6), (5,7).
 fn swap64(x: Bits, at: u32) -> Bits {
-    let m = vec4<u32>(tables[at], tables[at + 1u], tables[at + 4u], tables[at + 5u]);
+    let a = mask4(at);
+    let b = mask4(at + 4u);
+    let m = vec4<u32>(a.xy, b.xy);
     let t = (vec4<u32>(x.lo.xy, x.hi.xy) ^ vec4<u32>(x.lo.zw, x.hi.zw)) & m;
     return Bits(x.lo ^ t.xyxy, x.hi ^ t.zwzw);
 }
@@ -105,11 +124,8 @@ fn pred_byte(x: Bits, rule: u32) -> u32 {
 // Word k of the Gray-coded residues of predictor tables `t`: byte-wise
 // x - pred, then each plane XORed with the plane above.
 fn gray_word(x: Bits, t: u32, k: u32, w: u32) -> u32 {
-    let r0 = tables[t + 4u * k];
-    let r1 = tables[t + 4u * k + 1u];
-    let r2 = tables[t + 4u * k + 2u];
-    let r3 = tables[t + 4u * k + 3u];
-    let y = pred_byte(x, r0) | (pred_byte(x, r1) << 8u) | (pred_byte(x, r2) << 16u) | (pred_byte(x, r3) << 24u);
+    let rl = mask4(t + 4u * k);
+    let y = pred_byte(x, rl.x) | (pred_byte(x, rl.y) << 8u) | (pred_byte(x, rl.z) << 16u) | (pred_byte(x, rl.w) << 24u);
     let r = ((w | H) - (y & ~H)) ^ ((w ^ ~y) & H);
     return r ^ ((r >> 1u) & 0x7f7f7f7fu);
 }
@@ -180,13 +196,46 @@ fn code_bits(y: Bits, zm: u32) -> u32 {
         + word_bits(y.hi.x, 4u, zm) + word_bits(y.hi.y, 5u, zm) + word_bits(y.hi.z, 6u, zm) + word_bits(y.hi.w, 7u, zm);
 }
 
-// The last four stages of predictor p's forward network (divergent p).
+// Mask words `off ..` of predictor p's tables (p may differ between
+// threads).
+fn pmask4(off: u32, p: u32) -> vec4<u32> {
+    return mask4(p * PW + off);
+}
+
+// The last four stages of predictor p's forward network.
 fn finish(x: Bits, p: u32) -> Bits {
-    let at = p * PW + FWD + 88u;
-    var y = swap_in(x, at, 8u);
-    y = swap_in(y, at + 8u, 4u);
-    y = swap_in(y, at + 16u, 2u);
-    return swap_in(y, at + 24u, 1u);
+    let at = FWD + 88u;
+    var y = swap_m(x, pmask4(at, p), pmask4(at + 4u, p), 8u);
+    y = swap_m(y, pmask4(at + 8u, p), pmask4(at + 12u, p), 4u);
+    y = swap_m(y, pmask4(at + 16u, p), pmask4(at + 20u, p), 2u);
+    return swap_m(y, pmask4(at + 24u, p), pmask4(at + 28u, p), 1u);
+}
+
+// Selection state: the best candidate so far.
+var<private> best: u32;
+var<private> best_key: u32;
+var<private> best_y: Bits;
+var<private> best_zm: u32;
+
+// Candidate predictor p: zero-run: key = longest zero run * 32 + zero
+// symbols, first largest; exact: fewest code bits, first smallest.
+fn candidate(x: Bits, p: u32, exact: bool) {
+    let t = p * PW;
+    var g = net_group(gray(x, t), t + FWD);
+    var key = 0u;
+    let z = zero_mask(g);
+    if (exact) {
+        g = finish(g, p);
+        key = 0xffffffffu - code_bits(g, z);
+    } else {
+        key = longest_run(z) * 32u + countOneBits(z);
+    }
+    if (p == 0u || key > best_key) {
+        best = p;
+        best_key = key;
+        best_y = g;
+        best_zm = z;
+    }
 }
 
 // Bit writer: `acc` holds `fill` (< 32) pending bits from its MSB down;
@@ -240,42 +289,23 @@ fn compress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let exact = (flags & FLAG_EXACT) != 0u;
     // kind: 0 zero block, 1 same words, 2 predictor, 3 raw
     var kind = 2u;
-    var best = 0u;
-    var y = Bits(vec4<u32>(0u), vec4<u32>(0u));
-    var zm = 0u;
+    best = 0u;
     if (zero_ok) {
         kind = 0u;
     } else if (!exact && same_ok) {
         kind = 1u;
     } else {
-        // zero-run: key = longest zero run * 32 + zero symbols, first
-        // largest; exact: fewest code bits, first smallest
-        var best_key = 0u;
+        best_key = 0u;
         for (var p = 0u; p < params.np; p++) {
-            let t = p * PW;
-            var g = net_group(gray(x, t), t + FWD);
-            var key = 0u;
-            let z = zero_mask(g);
-            if (exact) {
-                g = finish(g, p);
-                key = 0xffffffffu - code_bits(g, z);
-            } else {
-                key = longest_run(z) * 32u + countOneBits(z);
-            }
-            if (p == 0u || key > best_key) {
-                best = p;
-                best_key = key;
-                y = g;
-                zm = z;
-            }
+            candidate(x, p, exact);
         }
         if (exact && same_ok && 32u <= 0xffffffffu - best_key) {
             kind = 1u;
         }
         if (!exact) {
-            y = finish(y, best);
+            best_y = finish(best_y, best);
         }
-        if (kind == 2u && code_bits(y, zm) >= 256u) {
+        if (kind == 2u && code_bits(best_y, best_zm) >= 256u) {
             kind = 3u;
         }
     }
@@ -300,6 +330,8 @@ fn compress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         put(bswap(x.hi.w), 32u);
     } else {
         put(params.pred_id0 + best, h);
+        let y = best_y;
+        let zm = best_zm;
         put_word(y.lo.x, 0u, zm);
         put_word(y.lo.y, 1u, zm);
         put_word(y.lo.z, 2u, zm);

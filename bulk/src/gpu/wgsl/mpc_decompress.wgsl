@@ -17,7 +17,16 @@ struct Params {
     slot_words: u32,
 }
 @group(0) @binding(0) var<uniform> params: Params;
+// @tables-begin (the host may bind the tables as a uniform array instead)
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
+fn tword(i: u32) -> u32 {
+    return tables[i];
+}
+fn tvec(v: u32) -> vec4<u32> {
+    let a = 4u * v;
+    return vec4<u32>(tables[a], tables[a + 1u], tables[a + 2u], tables[a + 3u]);
+}
+// @tables-end
 @group(0) @binding(2) var<storage, read> payload: array<u32>;
 @group(0) @binding(3) var<storage, read> segs: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
@@ -67,62 +76,65 @@ struct Bits {
     hi: vec4<u32>,
 }
 
+// Table words at .. at + 3 (at a multiple of 4).
 fn mask4(at: u32) -> vec4<u32> {
-    return vec4<u32>(tables[at], tables[at + 1u], tables[at + 2u], tables[at + 3u]);
+    return tvec(at >> 2u);
 }
 
-// Delta swap at distance d < 32 inside every word, masks at `at`.
-fn swap_in(x: Bits, at: u32, d: u32) -> Bits {
+// Mask words `off ..` of predictor p's tables (p may differ between
+// threads).
+fn pmask4(off: u32, p: u32) -> vec4<u32> {
+    return mask4(p * PW + off);
+}
+
+// In-word delta swap at distance d with masks ml, mh.
+fn swap_m(x: Bits, ml: vec4<u32>, mh: vec4<u32>, d: u32) -> Bits {
     let dv = vec4<u32>(d);
-    let tl = ((x.lo >> dv) ^ x.lo) & mask4(at);
-    let th = ((x.hi >> dv) ^ x.hi) & mask4(at + 4u);
+    let tl = ((x.lo >> dv) ^ x.lo) & ml;
+    let th = ((x.hi >> dv) ^ x.hi) & mh;
     return Bits(x.lo ^ tl ^ (tl << dv), x.hi ^ th ^ (th << dv));
 }
 
-// Distance 32: words (0,1), (2,3), (4,5), (6,7).
-fn swap32(x: Bits, at: u32) -> Bits {
-    let m = vec4<u32>(tables[at], tables[at + 2u], tables[at + 4u], tables[at + 6u]);
-    let t = (vec4<u32>(x.lo.xz, x.hi.xz) ^ vec4<u32>(x.lo.yw, x.hi.yw)) & m;
+// In-word stage at `off` of predictor p's inverse network.
+fn inv_in(x: Bits, off: u32, p: u32, d: u32) -> Bits {
+    return swap_m(x, pmask4(INV + off, p), pmask4(INV + off + 4u, p), d);
+}
+
+// Stage at `off` of distance 32 (words (0,1), (2,3), ...).
+fn inv32(x: Bits, off: u32, p: u32) -> Bits {
+    let a = pmask4(INV + off, p);
+    let b = pmask4(INV + off + 4u, p);
+    let t = (vec4<u32>(x.lo.xz, x.hi.xz) ^ vec4<u32>(x.lo.yw, x.hi.yw)) & vec4<u32>(a.xz, b.xz);
     return Bits(x.lo ^ t.xxyy, x.hi ^ t.zzww);
 }
 
-// Distance 64: words (0,2), (1,3), (4,6), (5,7).
-fn swap64(x: Bits, at: u32) -> Bits {
-    let m = vec4<u32>(tables[at], tables[at + 1u], tables[at + 4u], tables[at + 5u]);
-    let t = (vec4<u32>(x.lo.xy, x.hi.xy) ^ vec4<u32>(x.lo.zw, x.hi.zw)) & m;
+// Stage at `off` of distance 64 (words (0,2), (1,3), ...).
+fn inv64(x: Bits, off: u32, p: u32) -> Bits {
+    let a = pmask4(INV + off, p);
+    let b = pmask4(INV + off + 4u, p);
+    let t = (vec4<u32>(x.lo.xy, x.hi.xy) ^ vec4<u32>(x.lo.zw, x.hi.zw)) & vec4<u32>(a.xy, b.xy);
     return Bits(x.lo ^ t.xyxy, x.hi ^ t.zwzw);
 }
 
-// Distance 128: words (k, k + 4).
-fn swap128(x: Bits, at: u32) -> Bits {
-    let t = (x.lo ^ x.hi) & mask4(at);
-    return Bits(x.lo ^ t, x.hi ^ t);
-}
-
-// The first eleven stages of the network at `at`: every bit in its 16-bit
-// group.
-fn net_group(x: Bits, at: u32) -> Bits {
-    var y = swap_in(x, at, 1u);
-    y = swap_in(y, at + 8u, 2u);
-    y = swap_in(y, at + 16u, 4u);
-    y = swap_in(y, at + 24u, 8u);
-    y = swap_in(y, at + 32u, 16u);
-    y = swap32(y, at + 40u);
-    y = swap64(y, at + 48u);
-    y = swap128(y, at + 56u);
-    y = swap64(y, at + 64u);
-    y = swap32(y, at + 72u);
-    return swap_in(y, at + 80u, 16u);
-}
-
-
-// The whole network at `at` (all 15 stages).
-fn net_full(x: Bits, at: u32) -> Bits {
-    var y = net_group(x, at);
-    y = swap_in(y, at + 88u, 8u);
-    y = swap_in(y, at + 96u, 4u);
-    y = swap_in(y, at + 104u, 2u);
-    return swap_in(y, at + 112u, 1u);
+// Predictor p's inverse network (all 15 stages): symbols to Gray-coded
+// residues.
+fn inv_net(x: Bits, p: u32) -> Bits {
+    var y = inv_in(x, 0u, p, 1u);
+    y = inv_in(y, 8u, p, 2u);
+    y = inv_in(y, 16u, p, 4u);
+    y = inv_in(y, 24u, p, 8u);
+    y = inv_in(y, 32u, p, 16u);
+    y = inv32(y, 40u, p);
+    y = inv64(y, 48u, p);
+    let t = (y.lo ^ y.hi) & pmask4(INV + 56u, p);
+    y = Bits(y.lo ^ t, y.hi ^ t);
+    y = inv64(y, 64u, p);
+    y = inv32(y, 72u, p);
+    y = inv_in(y, 80u, p, 16u);
+    y = inv_in(y, 88u, p, 8u);
+    y = inv_in(y, 96u, p, 4u);
+    y = inv_in(y, 104u, p, 2u);
+    return inv_in(y, 112u, p, 1u);
 }
 
 // Byte b (0..31; 32 and above: 0) of x.
@@ -186,7 +198,7 @@ fn decode_symbols(start: u32, lim: u32) -> u32 {
 // base).
 fn restore(p: u32) -> Bits {
     let t = p * PW;
-    var r = net_full(sym, t + INV);
+    var r = inv_net(sym, p);
     r.lo ^= (r.lo >> vec4<u32>(1u)) & vec4<u32>(0x7f7f7f7fu);
     r.hi ^= (r.hi >> vec4<u32>(1u)) & vec4<u32>(0x7f7f7f7fu);
     r.lo ^= (r.lo >> vec4<u32>(2u)) & vec4<u32>(0x3f3f3f3fu);
@@ -196,8 +208,8 @@ fn restore(p: u32) -> Bits {
     var blk = Bits(vec4<u32>(0u), vec4<u32>(0u));
     let lanes = vec4<u32>(0u, 1u, 2u, 3u);
     for (var q = 0u; q < 32u; q++) {
-        let i = (tables[t + ORD + (q >> 2u)] >> ((q & 3u) * 8u)) & 0xffu;
-        let rule = tables[t + i];
+        let i = (tword(t + ORD + (q >> 2u)) >> ((q & 3u) * 8u)) & 0xffu;
+        let rule = tword(t + i);
         let pred = ((byte_at(blk, rule & 0xffu) << ((rule >> 8u) & 0xfu)) >> 8u) & 0xffu;
         let v = vec4<u32>(((byte_at(r, i) + pred) & 0xffu) << ((i & 3u) * 8u));
         let k = vec4<u32>(i >> 2u);
