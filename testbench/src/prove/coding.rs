@@ -9,7 +9,7 @@
 //! reference concatenation written in the wrapper: `R(a..b)`, `w` bits,
 //! is 0 for `a = b`, else the code of `a` at the top, OR-ed with
 //! `R(a+1..b)` shifted down by the length of `a` (a multiplexer over the
-//! six code lengths, not a barrel shifter). What a part assumes of a cut
+//! code lengths, not a barrel shifter). What a part assumes of a cut
 //! wire is the reference the wire is driven with.
 //!
 //! * Packing, per level of the compressor's packing tree: the slot pairs
@@ -22,7 +22,8 @@
 //!   length `H + P_16`: after each decode stage the registers hold the
 //!   model `k`, no error, a symbol count `I <= 16`, the symbols below `I`
 //!   (those at and past `I` zero), the bits used and consumed (`P_I` and
-//!   the differences) and, while `I < 16`, the stream `R(I..16)`; after
+//!   the differences) and, while `I < 16`, a code starting at `I` and the
+//!   stream `R(I..16)`; after
 //!   the last codes the decoded symbols are `S` and the checks raise no
 //!   error.
 
@@ -54,8 +55,12 @@ const SLOTS: usize = 16;
 const PAYLOAD: u32 = 256;
 /// Width of one code slot (the longest code).
 const SLOT: u32 = 17;
-/// The code lengths of Table 1 but 0.
-const CODE_LENS: [u32; 5] = [4, 7, 8, 12, 17];
+/// The lengths of a slot's codes but 0: Table 1's, and 11 (a run of 15
+/// and one zero, the all-zero block's slot 0).
+const CODE_LENS: [u32; 6] = [4, 7, 8, 11, 12, 17];
+/// Codes decoded by each of the decompressor's first two stages (the
+/// default depth's plan: 6, 6 and 4).
+const CODES_PER_STAGE: usize = 6;
 /// The stream stage 2 of the decompressor hands on (codes 12 to 15).
 const STAGE2_STREAM: u32 = 4 * SLOT;
 
@@ -269,6 +274,17 @@ fn stage_fails(shape: &Shape, st: usize, w: u32) -> Vec<String> {
             by_count(&i, "g_", &format!("[255:{}]", PAYLOAD - w))
         ),
     ];
+    // a count below 16 is where a code starts (a zero symbol that a run
+    // covers has no code; only the all-zero block codes two codes in slot
+    // 0, and its count after any decode stage is 16)
+    let mut len_at = "5'd1".to_string();
+    for s in (0..SLOTS).rev() {
+        len_at = format!("(({i}) == 5'd{s}) ? l{s} : {len_at}");
+    }
+    c.push(format!("(({i} < 5'd16) & (({len_at}) == 5'd0))"));
+    // every code stands for one symbol or more: after the stage's codes
+    // (6 a stage at the default depth) the count is at least theirs
+    c.push(format!("({i} < 5'd{})", CODES_PER_STAGE * st));
     if st == 1 {
         c.push(format!("(s1_consumed != {})", start_of(&i)));
     } else {
