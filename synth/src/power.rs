@@ -988,9 +988,24 @@ fn parse_summary(text: &str) -> Option<(u64, u64, u64, u64)> {
     }
 }
 
+/// A checked gate-level run.
+#[derive(Debug, Clone)]
+pub struct GateRun {
+    /// Activity of every net of the window.
+    pub activity: Activity,
+    /// The netlist simulated.
+    pub netlist: GateNetlist,
+    /// Simulator, blocks and their files.
+    pub source: String,
+    /// Cycles of the window and blocks delivered in it.
+    pub cycles: u64,
+    pub outputs: u64,
+    /// What was checked.
+    pub check: String,
+}
+
 /// The gate-level run of `unit` (its synthesis in `synth_dir`, its RTL
-/// in `rtl_dir`): activity of every net, the blocks' description, cycles
-/// and blocks of the window, and the check.
+/// in `rtl_dir`) on `cfg`'s blocks.
 pub fn activity(
     unit: &UnitDescription,
     described: &[UnitDescription],
@@ -998,7 +1013,7 @@ pub fn activity(
     lib: &Liberty,
     synth_dir: &Path,
     cfg: &PowerConfig,
-) -> Result<(Activity, GateNetlist, String, u64, u64, String), SynthError> {
+) -> Result<GateRun, SynthError> {
     let bad = |problem: String| SynthError::Stimulus {
         path: rtl_dir.to_path_buf(),
         problem,
@@ -1129,7 +1144,14 @@ pub fn activity(
         source.map_or(String::new(), |s| format!(" through {}", s.module))
     );
     let _ = std::fs::remove_file(&vcd);
-    Ok((act, nl, src, cycles, outputs, check))
+    Ok(GateRun {
+        activity: act,
+        netlist: nl,
+        source: src,
+        cycles,
+        outputs,
+        check,
+    })
 }
 
 /// The netlist OpenSTA reads (`timed_sta.json`) with each flip-flop's
@@ -1174,8 +1196,14 @@ pub fn run(
     cfg: &PowerConfig,
 ) -> Result<Power, SynthError> {
     let t0 = std::time::Instant::now();
-    let (act, nl, source, cycles, outputs, check) =
-        activity(unit, described, rtl_dir, lib, synth_dir, cfg)?;
+    let GateRun {
+        activity: act,
+        netlist: nl,
+        source,
+        cycles,
+        outputs,
+        check,
+    } = activity(unit, described, rtl_dir, lib, synth_dir, cfg)?;
     let (clock_ns, clock_source) = match cfg.clock_ns {
         Some(c) => (c, "given".to_string()),
         None => (
@@ -1200,7 +1228,10 @@ pub fn run(
                 tail: format!("no power of instance {}", c.name),
             });
         };
-        let outs: Vec<f64> = c.output_nets().map(|n| rates[&n].0).collect();
+        let outs: Vec<f64> = c
+            .output_nets()
+            .map(|n| rates.get(&n).map_or(0.0, |r| r.0))
+            .collect();
         let a = outs.iter().sum::<f64>() / outs.len().max(1) as f64;
         let at = |a: f64| -> [f64; 3] { std::array::from_fn(|k| p0[k] + a * (p1[k] - p0[k])) };
         uniform += at(PROBE_ACTIVITY).iter().sum::<f64>();
