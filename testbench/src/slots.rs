@@ -105,7 +105,8 @@ pub enum ImageKind {
     Trained,
     /// Two random valid images of the unit's form ([`random_image`]).
     Random,
-    /// This many random valid images (`random:N`).
+    /// This many random valid images (`random:N`), whose segments take
+    /// directed blocks ([`directed_block`]) as directed images' do.
     Randoms(usize),
     /// This many directed images ([`directed_image`]; `directed`: 4,
     /// `directed:N`), each with blocks built from its slots' predictors
@@ -615,7 +616,11 @@ impl Plan {
                     };
                     for j in 1..=n {
                         let img = random_image(set, unit, &mut rng)?;
-                        v.push(named(set, &format!("random {j}"), img)?);
+                        let mut named = named(set, &format!("random {j}"), img)?;
+                        // `random:N` images take directed blocks too: their
+                        // roots and depths vary where directed images' do not
+                        named.directed = matches!(kind, ImageKind::Randoms(_));
+                        v.push(named);
                     }
                 }
                 ImageKind::Directed(n) => {
