@@ -415,3 +415,106 @@ fn plain_decompress_reads_gpu_containers() {
     compress(&codec, Cursor::new(&input), &mut again, &opts, &|_| {}).expect("cpu");
     assert_eq!(again, gpu);
 }
+
+#[test]
+fn resident_chunks_equal_the_window_path_and_decode_on_the_device() {
+    use bulk::gpu::{ResidentBlocks, ResidentChunks};
+    use bulk::stream::header_for;
+    use bulk::WindowCoder;
+    let Some(dev) = engine() else { return };
+    assert!(dev.upload_blocks(&[0u8; 17]).is_err(), "a partial block");
+    let mut chunks = ResidentChunks::new();
+    let mut back = ResidentBlocks::new();
+    for sd in [false, true] {
+        let codec = Widths {
+            self_delimiting: sd,
+        };
+        let groups: &[Option<u32>] = if sd { &[Some(0), Some(8)] } else { &[None] };
+        for &g in groups {
+            // one part, and parts of a few chunks; the last chunk partial
+            for (cb, blocks, part) in [
+                (7u32, 21usize, 1usize << 20),
+                (64, 1000, 1),
+                (300, 2999, 5000),
+            ] {
+                dev.set_part_bytes(part);
+                let what = format!(
+                    "sd {sd}, groups {g:?}, chunks of {cb}, {blocks} blocks, parts of {part} bytes"
+                );
+                let input = data(16 * blocks, cb ^ blocks as u32);
+                let opts = CompressOptions {
+                    chunk_blocks: cb,
+                    group_blocks: g,
+                    ..CompressOptions::default()
+                };
+                let header = header_for(&codec, &opts).expect("header");
+                let resident = dev.upload_blocks(&input).expect("upload");
+                dev.compress_resident(&header, &resident, &mut chunks)
+                    .expect("compress");
+                let n = blocks.div_ceil(cb as usize);
+                let mut stored = vec![Vec::new(); n];
+                let mut bits = vec![0u32; n];
+                dev.compress_window(&header, &input, &mut stored, &mut bits)
+                    .expect("window");
+                let want: Vec<(Vec<u8>, u32)> = stored.into_iter().zip(bits).collect();
+                let got = dev.download_chunks(&chunks).expect("download");
+                assert!(
+                    got == want,
+                    "{what}: resident chunks differ from the window path's"
+                );
+                let total: u64 = want.iter().map(|c| c.0.len() as u64).sum();
+                assert_eq!(chunks.stored_bytes(), total, "{what}");
+                assert_eq!(
+                    (chunks.chunks(), chunks.blocks()),
+                    (n, blocks as u64),
+                    "{what}"
+                );
+                dev.decompress_resident(&chunks, &mut back)
+                    .expect("decompress");
+                assert!(
+                    dev.download_blocks(&back).expect("blocks") == input,
+                    "{what}: round trip"
+                );
+                // the same chunks loaded from the host
+                dev.upload_chunks(&header, &want, blocks as u64, &mut chunks)
+                    .expect("upload chunks");
+                dev.decompress_resident(&chunks, &mut back)
+                    .expect("decompress");
+                assert!(
+                    dev.download_blocks(&back).expect("blocks") == input,
+                    "{what}: uploaded chunks"
+                );
+                if n < 3 {
+                    continue;
+                }
+                // chunk 2 damaged: its first byte (a table field where there
+                // is a table) all ones, or its last bit cut off
+                let mut bad = want.clone();
+                bad[2].0[0] = 0xff;
+                dev.upload_chunks(&header, &bad, blocks as u64, &mut chunks)
+                    .expect("upload chunks");
+                match dev.decompress_resident(&chunks, &mut back) {
+                    Err(BulkError::ChunkCorrupt { chunk: 2, .. }) => {}
+                    Ok(()) if g == Some(0) => {
+                        assert!(
+                            dev.download_blocks(&back).expect("blocks") != input,
+                            "{what}"
+                        )
+                    }
+                    other => panic!("{what}: damaged table: {other:?}"),
+                }
+                let mut cut = want.clone();
+                cut[2].1 -= 1;
+                let keep = cut[2].1.div_ceil(8) as usize;
+                cut[2].0.truncate(keep);
+                dev.upload_chunks(&header, &cut, blocks as u64, &mut chunks)
+                    .expect("upload chunks");
+                match dev.decompress_resident(&chunks, &mut back) {
+                    Err(BulkError::ChunkCorrupt { chunk: 2, .. }) => {}
+                    other => panic!("{what}: a bit short: {other:?}"),
+                }
+            }
+        }
+    }
+    dev.set_part_bytes(bulk::gpu::engine::PART_BYTES);
+}

@@ -7,10 +7,10 @@ use std::io::Cursor;
 use std::time::Instant;
 
 use super::device::Gpu;
-use super::engine::{GpuEngine, GpuStats};
+use super::engine::{GpuEngine, GpuStats, ResidentBlocks, ResidentChunks};
 use crate::codec::BulkCodec;
 use crate::engine::{Engine, NEVER};
-use crate::stream::{compress_with, decompress_with, CompressOptions, GPU_WINDOW};
+use crate::stream::{compress_with, decompress_with, header_for, CompressOptions, GPU_WINDOW};
 use crate::BulkError;
 
 /// One codec on the GPU engine.
@@ -32,6 +32,12 @@ pub struct GpuBenchRow {
     /// Phase times of the best serial pass.
     pub compress_stats: GpuStats,
     pub decompress_stats: GpuStats,
+    /// Device-resident rates, MB/s (best pass): the input's whole blocks
+    /// already in device memory compressed into chunks kept there
+    /// ([`GpuEngine::compress_resident`]), and those chunks decompressed
+    /// into device memory.
+    pub resident_compress_mb_s: f64,
+    pub resident_decompress_mb_s: f64,
 }
 
 impl GpuBenchRow {
@@ -158,14 +164,55 @@ pub fn run(
             codec.algo()
         )));
     }
+    (row.resident_compress_mb_s, row.resident_decompress_mb_s) =
+        resident_rates(codec, dev, data, reps)?;
     Ok(row)
+}
+
+/// Compress and decompress rates (MB/s, best of `reps`) of `data`'s whole
+/// blocks with data and chunks resident in device memory, the container
+/// options the host path uses; the round trip is checked.
+pub fn resident_rates(
+    codec: &dyn BulkCodec,
+    dev: &GpuEngine,
+    data: &[u8],
+    reps: usize,
+) -> Result<(f64, f64), BulkError> {
+    let bb = codec.block_bytes().max(1);
+    let whole = &data[..data.len() / bb * bb];
+    if whole.is_empty() {
+        return Ok((0.0, 0.0));
+    }
+    let header = header_for(codec, &CompressOptions::default())?;
+    let input = dev.upload_blocks(whole)?;
+    let mut chunks = ResidentChunks::new();
+    let mut back = ResidentBlocks::new();
+    let time = |f: &mut dyn FnMut() -> Result<(), BulkError>| -> Result<f64, BulkError> {
+        let mut best = f64::MAX;
+        for _ in 0..reps.max(1) {
+            let t = Instant::now();
+            f()?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best)
+    };
+    let c = time(&mut || dev.compress_resident(&header, &input, &mut chunks))?;
+    let d = time(&mut || dev.decompress_resident(&chunks, &mut back))?;
+    if dev.download_blocks(&back)? != whole {
+        return Err(BulkError::Gpu(format!(
+            "{}: device-resident round trip differs",
+            codec.algo()
+        )));
+    }
+    let mb = whole.len() as f64 / 1e6;
+    Ok((mb / c, mb / d))
 }
 
 /// Render GPU rows: end-to-end rates (pipelined and serial), kernel-only
 /// rates and the phase split.
 pub fn render(rows: &[GpuBenchRow]) -> String {
     let mut s = format!(
-        "{:<14} {:>7} | {:>9} {:>9} | {:>9} {:>9} | {:>10} {:>10} | {:>18} | {:>18}\n",
+        "{:<14} {:>7} | {:>9} {:>9} | {:>9} {:>9} | {:>10} {:>10} | {:>10} {:>10} | {:>18} | {:>18}\n",
         "codec",
         "ratio",
         "c MB/s",
@@ -174,6 +221,8 @@ pub fn render(rows: &[GpuBenchRow]) -> String {
         "d serial",
         "c kernel",
         "d kernel",
+        "c resident",
+        "d resident",
         "c up/kern/down %",
         "d up/kern/down %"
     );
@@ -189,7 +238,7 @@ pub fn render(rows: &[GpuBenchRow]) -> String {
     for r in rows {
         let (kc, kd) = r.kernel_rates();
         s += &format!(
-            "{:<14} {:>7.3} | {:>9.1} {:>9.1} | {:>9.1} {:>9.1} | {:>10.1} {:>10.1} | {:>18} | {:>18}\n",
+            "{:<14} {:>7.3} | {:>9.1} {:>9.1} | {:>9.1} {:>9.1} | {:>10.1} {:>10.1} | {:>10.1} {:>10.1} | {:>18} | {:>18}\n",
             r.name,
             r.original as f64 / r.compressed.max(1) as f64,
             r.compress_mb_s,
@@ -198,6 +247,8 @@ pub fn render(rows: &[GpuBenchRow]) -> String {
             r.serial_decompress_mb_s,
             kc,
             kd,
+            r.resident_compress_mb_s,
+            r.resident_decompress_mb_s,
             split(&r.compress_stats),
             split(&r.decompress_stats)
         );
@@ -207,7 +258,8 @@ pub fn render(rows: &[GpuBenchRow]) -> String {
         "MB/s: end to end, input and output in host memory (wall clock), {k} buffer sets in flight \
          (upload, kernels and download of successive parts overlapped); serial: one buffer set, \
          the phases one after the other; kernel: input MB over the kernel phase of the serial pass \
-         (device packing included); up/kern/down: share of the serial pass's device time spent \
+         (device packing included); resident: input and chunks in device memory (no host copies: \
+         compress_resident, decompress_resident, device planning included); up/kern/down: share of the serial pass's device time spent \
          uploading, in kernels, downloading\n"
     );
     s

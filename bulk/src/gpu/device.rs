@@ -339,6 +339,28 @@ impl Gpu {
         })
     }
 
+    /// A bind group of `resources` (whole buffers or ranges of them) at
+    /// bindings 0, 1, ... for `pipeline`.
+    pub fn bind_resources(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        resources: &[wgpu::BindingResource<'_>],
+    ) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry> = resources
+            .iter()
+            .enumerate()
+            .map(|(i, r)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: r.clone(),
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        })
+    }
+
     /// Record a dispatch of `threads` threads (workgroups of [`WORKGROUP`],
     /// two-dimensional above 65,535 workgroups).
     pub fn dispatch(

@@ -40,6 +40,9 @@ use super::uniform::{PackUniform, ScanUniform};
 use crate::format::Header;
 use crate::{BulkError, WindowChunk, WindowCoder};
 
+mod resident;
+pub use resident::{ResidentBlocks, ResidentChunks};
+
 const PACK: &str = include_str!("wgsl/pack.wgsl");
 const SCATTER: &str = include_str!("wgsl/scatter.wgsl");
 const WINDOW_SCAN: &str = include_str!("wgsl/window_scan.wgsl");
@@ -80,6 +83,9 @@ enum Kind {
     Storage,
     Readback,
     Upload,
+    /// A storage buffer bound only in ranges (resident blocks): limited by
+    /// the largest buffer, not the largest binding.
+    Resident,
 }
 
 /// A buffer reused across windows, replaced by a larger one when needed.
@@ -94,6 +100,12 @@ fn ensure(
     if slot.as_ref().is_some_and(|b| b.cap >= bytes) {
         return Ok(());
     }
+    if kind == Kind::Resident && bytes > gpu.limits.max_buffer_size {
+        return Err(BulkError::Gpu(format!(
+            "{label}: {bytes} bytes exceed the adapter's largest buffer ({})",
+            gpu.limits.max_buffer_size
+        )));
+    }
     if kind == Kind::Storage && bytes > gpu.max_binding() {
         return Err(BulkError::Gpu(format!(
             "{label}: {bytes} bytes exceed the adapter's largest storage binding ({}); use a smaller --window",
@@ -101,7 +113,7 @@ fn ensure(
         )));
     }
     let buf = match kind {
-        Kind::Storage => gpu.storage(label, bytes),
+        Kind::Storage | Kind::Resident => gpu.storage(label, bytes),
         Kind::Readback => gpu.readback(label, bytes),
         Kind::Upload => gpu.upload_staging(label, bytes),
     };
@@ -169,6 +181,18 @@ impl Buffers {
     }
 }
 
+/// The buffers of one compress pass (uniforms: compress, pack, scan).
+struct CompressBinds<'a> {
+    params: [&'a wgpu::Buffer; 3],
+    input: wgpu::BufferBinding<'a>,
+    slots: &'a wgpu::Buffer,
+    lens: &'a wgpu::Buffer,
+    offs: &'a wgpu::Buffer,
+    chunk_bits: &'a wgpu::Buffer,
+    chunk_byte: &'a wgpu::Buffer,
+    out: &'a wgpu::Buffer,
+}
+
 /// One algorithm on one device.
 pub struct GpuEngine {
     pub gpu: Gpu,
@@ -184,6 +208,7 @@ pub struct GpuEngine {
     part_bytes: AtomicUsize,
     sets: Mutex<Vec<Buffers>>,
     stats: Mutex<GpuStats>,
+    resident: Mutex<resident::ResidentScratch>,
 }
 
 fn words_le(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
@@ -248,6 +273,7 @@ impl GpuEngine {
         let window_scan = gpu.pipeline("window_scan", WINDOW_SCAN, "window_scan")?;
         let scatter = gpu.pipeline("scatter", SCATTER, "scatter")?;
         let tables = algo.tables_buffer(&gpu);
+        let resident = Mutex::new(resident::ResidentScratch::new(&gpu));
         Ok(GpuEngine {
             gpu,
             algo,
@@ -262,6 +288,7 @@ impl GpuEngine {
             part_bytes: AtomicUsize::new(PART_BYTES),
             sets: Mutex::new(Vec::new()),
             stats: Mutex::new(GpuStats::default()),
+            resident,
         })
     }
 
@@ -369,6 +396,85 @@ impl GpuEngine {
         Ok(idx)
     }
 
+    /// Write the uniforms of a compress pass over `n` blocks in `chunks`
+    /// chunks (compress kernel, packing, window scan).
+    fn write_compress_params(
+        &self,
+        bufs: [&wgpu::Buffer; 3],
+        header: &Header,
+        n: usize,
+        chunks: usize,
+    ) {
+        let [comp, pack_buf, scan_buf] = bufs;
+        self.params(comp, n as u32);
+        let pack = PackUniform {
+            n: n as u32,
+            chunk_blocks: header.chunk_blocks,
+            chunks: chunks as u32,
+            slot_words: self.algo.slot_words,
+            group: header.group_blocks() as u32,
+            width: header.len_width as u32,
+            pad6: 0,
+            pad7: 0,
+        };
+        self.gpu
+            .queue
+            .write_buffer(pack_buf, 0, bytemuck::bytes_of(&pack));
+        let scan = ScanUniform {
+            chunks: chunks as u32,
+            pad1: 0,
+            pad2: 0,
+            pad3: 0,
+        };
+        self.gpu
+            .queue
+            .write_buffer(scan_buf, 0, bytemuck::bytes_of(&scan));
+    }
+
+    /// Record the compress pass over `n` blocks in `chunks` chunks: the
+    /// algorithm's kernel, the chunk scan, the window scan, clearing `out`
+    /// (`out_bytes`) and the scatter.
+    fn encode_compress(
+        &self,
+        k: &mut wgpu::CommandEncoder,
+        b: &CompressBinds<'_>,
+        n: usize,
+        chunks: usize,
+        out_bytes: u64,
+    ) {
+        let gpu = &self.gpu;
+        let [comp, pack, scan] = b.params;
+        let g = gpu.bind_resources(
+            &self.compress,
+            &[
+                comp.as_entire_binding(),
+                self.tables.as_entire_binding(),
+                wgpu::BindingResource::Buffer(b.input.clone()),
+                b.slots.as_entire_binding(),
+                b.lens.as_entire_binding(),
+            ],
+        );
+        Gpu::dispatch(k, &self.compress, &g, n as u64);
+        let g = gpu.bind(&self.chunk_scan, &[pack, b.lens, b.offs, b.chunk_bits]);
+        Gpu::dispatch_groups(k, &self.chunk_scan, &g, chunks as u64);
+        let g = gpu.bind(&self.window_scan, &[scan, b.chunk_bits, b.chunk_byte]);
+        Gpu::dispatch_groups(k, &self.window_scan, &g, 1);
+        k.clear_buffer(b.out, 0, Some(out_bytes));
+        let g = gpu.bind(
+            &self.scatter,
+            &[
+                pack,
+                b.lens,
+                b.offs,
+                b.chunk_bits,
+                b.slots,
+                b.chunk_byte,
+                b.out,
+            ],
+        );
+        Gpu::dispatch(k, &self.scatter, &g, n as u64);
+    }
+
     /// Stage and submit one part of a compressed window.
     fn submit_compress(
         &self,
@@ -385,7 +491,6 @@ impl GpuEngine {
         let nc = nch as u64;
         let n = data.len() / bb;
         let width = header.len_width as u64;
-        let group = header.group_blocks() as u64;
         let sw = self.algo.slot_words as u64;
         // worst case of one chunk's payload, in bytes, plus a word of slack
         let chunk_max = (cb as u64 * (self.max_bits as u64 + width)).div_ceil(8) + 4;
@@ -434,69 +539,29 @@ impl GpuEngine {
         let mut up = gpu.device.create_command_encoder(&Default::default());
         let len4 = (data.len() as u64).next_multiple_of(4);
         up.copy_buffer_to_buffer(get(&b.up), 0, get(&b.input), 0, len4);
-        self.params(&b.comp_params, n as u32);
-        let pack = PackUniform {
-            n: n as u32,
-            chunk_blocks: cb as u32,
-            chunks: nch as u32,
-            slot_words: sw as u32,
-            group: group as u32,
-            width: width as u32,
-            pad6: 0,
-            pad7: 0,
-        };
-        gpu.queue
-            .write_buffer(&b.pack_params, 0, bytemuck::bytes_of(&pack));
-        let scan = ScanUniform {
-            chunks: nch as u32,
-            pad1: 0,
-            pad2: 0,
-            pad3: 0,
-        };
-        gpu.queue
-            .write_buffer(&b.scan_params, 0, bytemuck::bytes_of(&scan));
-
+        self.write_compress_params(
+            [&b.comp_params, &b.pack_params, &b.scan_params],
+            header,
+            n,
+            nch,
+        );
         let mut k = gpu.device.create_command_encoder(&Default::default());
-        let g = gpu.bind(
-            &self.compress,
-            &[
-                &b.comp_params,
-                &self.tables,
-                get(&b.input),
-                get(&b.slots),
-                get(&b.lens),
-            ],
+        self.encode_compress(
+            &mut k,
+            &CompressBinds {
+                params: [&b.comp_params, &b.pack_params, &b.scan_params],
+                input: get(&b.input).as_entire_buffer_binding(),
+                slots: get(&b.slots),
+                lens: get(&b.lens),
+                offs: get(&b.offs),
+                chunk_bits: get(&b.chunk_bits),
+                chunk_byte: get(&b.chunk_byte),
+                out: get(&b.out),
+            },
+            n,
+            nch,
+            out_bytes,
         );
-        Gpu::dispatch(&mut k, &self.compress, &g, n as u64);
-        let g = gpu.bind(
-            &self.chunk_scan,
-            &[
-                &b.pack_params,
-                get(&b.lens),
-                get(&b.offs),
-                get(&b.chunk_bits),
-            ],
-        );
-        Gpu::dispatch_groups(&mut k, &self.chunk_scan, &g, nc);
-        let g = gpu.bind(
-            &self.window_scan,
-            &[&b.scan_params, get(&b.chunk_bits), get(&b.chunk_byte)],
-        );
-        Gpu::dispatch_groups(&mut k, &self.window_scan, &g, 1);
-        k.clear_buffer(get(&b.out), 0, Some(out_bytes));
-        let g = gpu.bind(
-            &self.scatter,
-            &[
-                &b.pack_params,
-                get(&b.lens),
-                get(&b.offs),
-                get(&b.chunk_bits),
-                get(&b.slots),
-                get(&b.chunk_byte),
-                get(&b.out),
-            ],
-        );
-        Gpu::dispatch(&mut k, &self.scatter, &g, n as u64);
 
         let mut down = gpu.device.create_command_encoder(&Default::default());
         down.copy_buffer_to_buffer(get(&b.chunk_bits), 0, get(&b.small_rb), 0, 4 * nc);

@@ -7,7 +7,8 @@
 //! * [`kernel`]: the per-algorithm kernel contract ([`GpuAlgo`]) and direct
 //!   runs of one algorithm's kernels on a batch of blocks.
 //! * [`engine`]: the window pipeline (upload, kernels, device-side chunk
-//!   packing, download) behind [`crate::WindowCoder`].
+//!   packing, download) behind [`crate::WindowCoder`], and the
+//!   device-resident calls (blocks and chunks kept in device memory).
 //! * [`mpc`], [`magbdi`], [`dpc`]: the kernels and tables of each codec;
 //!   [`benes`]: the bit permutation network of the MPC kernels.
 //! * [`uniform`]: the kernels' uniforms as Rust structs, checked against
@@ -26,7 +27,7 @@ pub mod open;
 pub mod uniform;
 
 pub use device::{adapters, AdapterDesc, Gpu};
-pub use engine::{GpuEngine, GpuStats};
+pub use engine::{GpuEngine, GpuStats, ResidentBlocks, ResidentChunks};
 pub use kernel::GpuAlgo;
 pub use open::open_engine;
 

@@ -133,6 +133,27 @@ uniform! {
     }
 }
 
+uniform! {
+    /// The `plan` kernel's uniform (segments of device-resident chunks).
+    PlanUniform = "Params" in ["plan_decompress.wgsl"] {
+        /// Chunks in the part.
+        chunks,
+        /// Blocks per chunk.
+        chunk_blocks,
+        /// Blocks in the part.
+        n,
+        /// Blocks per length-table field; 0: no table.
+        group,
+        /// Width of a table field in bits.
+        width,
+        /// Widest code of one block in bits.
+        max_bits,
+        /// Segments of a whole chunk.
+        fields,
+        pad7,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +186,7 @@ mod tests {
             decl::<DpcUniform>(),
             decl::<PackUniform>(),
             decl::<ScanUniform>(),
+            decl::<PlanUniform>(),
         ]
     }
 
