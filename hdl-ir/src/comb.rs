@@ -416,11 +416,18 @@ pub fn next_state_view(
 
 /// Every output of `out` forced to zero where `assume` is false.
 fn gate_outputs(out: &mut Module, assume: Assume<'_>) -> Result<(), IrError> {
-    let holds = assume(out)?;
-    if holds.width() != 1 {
+    let first = out.decls.len();
+    let value = assume(out)?;
+    if value.width() != 1 {
         return Err(IrError::Mutation {
-            detail: format!("an assumption of a view is 1 bit, not {}", holds.width()),
+            detail: format!("an assumption of a view is 1 bit, not {}", value.width()),
         });
+    }
+    let w = out.wire(ASSUMPTION_WIRE, 1)?;
+    out.assign(&w, value)?;
+    let holds = w.expr();
+    for d in &mut out.decls[first..] {
+        d.unused = vec![(d.width - 1, 0)];
     }
     for i in 0..out.decls.len() {
         if out.decls[i].kind != SignalKind::Output {
@@ -446,8 +453,14 @@ pub fn transparent(m: &Module, outputs: &[String]) -> Result<Module, IrError> {
 }
 
 /// An assumption of a view: a 1-bit expression built on the view's signals
-/// (the cut registers are its inputs by then).
-pub type Assume<'a> = &'a dyn Fn(&Module) -> Result<Expr, IrError>;
+/// (the cut registers are its inputs by then). It may declare wires of its
+/// own in the view (for terms it reads more than once, so that the view
+/// stays linear in their number); they are exempt from the unused-bit
+/// check, as every signal of a view.
+pub type Assume<'a> = &'a dyn Fn(&mut Module) -> Result<Expr, IrError>;
+
+/// The wire of a view that holds its assumption.
+pub const ASSUMPTION_WIRE: &str = "view_assumption";
 
 /// [`transparent`] with the registers `cuts` turned into inputs of the view
 /// (see [`data_path_scope_cut`]) and, with `assume`, every kept output
@@ -563,7 +576,7 @@ mod tests {
         }
         assert!(data_path_scope_cut(&m, add, &["y".to_string()]).is_err());
         // the view: y = a + shadow, zero where shadow is 3
-        let not3 = |v: &Module| -> Result<Expr, IrError> {
+        let not3 = |v: &mut Module| -> Result<Expr, IrError> {
             let s = v.signal("shadow").ok_or(IrError::Mutation {
                 detail: "no shadow".to_string(),
             })?;

@@ -288,7 +288,8 @@ pub fn decide_all(
 }
 
 /// A validity assumption on a view's signals ([`comb::transparent_cut`]).
-pub type Assumption<'a> = dyn Fn(&Module) -> Result<hdl::ir::Expr, hdl::ir::IrError> + Sync + 'a;
+pub type Assumption<'a> =
+    dyn Fn(&mut Module) -> Result<hdl::ir::Expr, hdl::ir::IrError> + Sync + 'a;
 
 /// How the combinational views are made: registers taken as free inputs
 /// (`cuts`: registers that change only while no vector is in flight, such
@@ -330,7 +331,7 @@ pub fn one_step_all(
 ) -> Result<Vec<(OneStep, f64)>, EquivError> {
     let assume = || {
         view.assume
-            .map(|a| a as &dyn Fn(&Module) -> Result<hdl::ir::Expr, hdl::ir::IrError>)
+            .map(|a| a as &dyn Fn(&mut Module) -> Result<hdl::ir::Expr, hdl::ir::IrError>)
     };
     crate::work_queue(muts.len(), jobs, |i| {
         let mu = &muts[i];
@@ -361,7 +362,7 @@ pub fn decide_all_with(
 ) -> Result<Vec<Decision>, EquivError> {
     let assume = || {
         view.assume
-            .map(|a| a as &dyn Fn(&Module) -> Result<hdl::ir::Expr, hdl::ir::IrError>)
+            .map(|a| a as &dyn Fn(&mut Module) -> Result<hdl::ir::Expr, hdl::ir::IrError>)
     };
     let scopes: Vec<Result<Vec<String>, String>> = muts
         .iter()

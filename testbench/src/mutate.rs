@@ -1596,7 +1596,7 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             .collect();
         // units with slots: the shadow configuration registers are inputs
         // of the views, which compare outputs only under valid contents
-        let valid = |m: &Module| match &bench.kind {
+        let valid = |m: &mut Module| match &bench.kind {
             Kind::Slots { set, slots, .. } => {
                 slot::valid_configuration(m, *slots, set.predictors.len())
             }

@@ -837,19 +837,20 @@ pub fn configuration_registers(unit: SlotUnit) -> Vec<String> {
 }
 
 /// Whether the active registers of view `m` (wires there) hold register
-/// contents the hardware's behaviour is specified for
-/// ([`registers::SlotRegisters::predictors`] accepts them): in every loaded
-/// slot, every rule byte has `k + 7 <= 14` and a candidate 0 (root) or one
-/// of 1..=5 whose stride does not reach before byte 0, and a library index
-/// is at most the number of hard-wired predictors. An unloaded slot may
-/// hold anything.
+/// contents the hardware's behaviour is specified for (docs/hw/program-slots.md
+/// section 6; [`registers_codec`] accepts them): in every loaded slot,
+/// every rule byte has `k + 7 <= 14` and a candidate 0 (root) or one of
+/// 1..=5 whose stride does not reach before byte 0, no base chain is
+/// longer than the form's depth bound (the decompressor restores that many
+/// levels), and a library index is at most the number of hard-wired
+/// predictors. An unloaded slot may hold anything.
 pub fn valid_configuration(
-    m: &hdl::ir::Module,
+    m: &mut hdl::ir::Module,
     unit: SlotUnit,
     hard_wired: usize,
 ) -> Result<hdl::ir::Expr, hdl::ir::IrError> {
     use hdl::ir::Expr;
-    let sig = |name: &str| {
+    let sig = |m: &hdl::ir::Module, name: &str| {
         m.signal(name)
             .map(|s| s.expr())
             .ok_or_else(|| hdl::ir::IrError::Mutation {
@@ -858,8 +859,8 @@ pub fn valid_configuration(
     };
     let mut all = Expr::bool(true);
     for j in 0..unit.k {
-        let flag = sig(&format!("cfg_active_s{j}_flag"))?;
-        let rules = sig(&format!("cfg_active_s{j}_rules"))?;
+        let flag = sig(m, &format!("cfg_active_s{j}_flag"))?;
+        let rules = sig(m, &format!("cfg_active_s{j}_rules"))?;
         let mut ok = Expr::bool(true);
         for i in 0..BLOCK_BYTES as u32 {
             let code = rules.slice(7 * i + 3, 7 * i)?;
@@ -870,14 +871,63 @@ pub fn valid_configuration(
             let reach = STRIDES.iter().take_while(|&&st| st as u32 <= i).count() as u128;
             ok = ok.and(&cand.cmp_le(&Expr::constant(reach, 3)?)?)?;
         }
+        let name = format!("valid_s{j}_depth");
+        ok = ok.and(&depth_within(m, &name, &rules, unit.form.max_depth)?)?;
         if unit.form.reorder == ReorderClass::Library {
-            let route = sig(&format!("cfg_active_s{j}_route"))?;
+            let route = sig(m, &format!("cfg_active_s{j}_route"))?;
             let last = Expr::constant(hard_wired as u128, route.width())?;
             ok = ok.and(&route.cmp_le(&last)?)?;
         }
         all = all.and(&flag.not().or(&ok)?)?;
     }
     Ok(all)
+}
+
+/// Whether no base chain of the rules `rules` (rule byte `i` at bits
+/// `[7i+6:7i]`, candidate above `k + 7`) is longer than `max` edges: byte
+/// `i` has a chain of at most `d` edges when it is a root or its base
+/// (`i - s`, `s` the stride of its candidate) has one of at most `d - 1`.
+/// Candidates past 5 or reaching before byte 0 count as no chain at all
+/// (other conditions refuse them). The bounds per byte of each `d` are
+/// wires `<name><d>` of `m` (bit `i`: byte `i`), so the condition stays
+/// linear in `max`.
+fn depth_within(
+    m: &mut hdl::ir::Module,
+    name: &str,
+    rules: &hdl::ir::Expr,
+    max: usize,
+) -> Result<hdl::ir::Expr, hdl::ir::IrError> {
+    use hdl::ir::Expr;
+    let cand = |i: usize| rules.slice(7 * i as u32 + 6, 7 * i as u32 + 4);
+    let level = |m: &mut hdl::ir::Module, d: usize, bits: Vec<Expr>| {
+        let w = m.wire(&format!("{name}{d}"), BLOCK_BYTES as u32)?;
+        m.assign(&w, Expr::concat(bits.into_iter().rev())?)?;
+        (0..BLOCK_BYTES as u32)
+            .map(|i| w.expr().bit(i))
+            .collect::<Result<Vec<Expr>, _>>()
+    };
+    let root: Vec<Expr> = (0..BLOCK_BYTES)
+        .map(|i| cand(i)?.cmp_eq(&Expr::constant(0, 3)?))
+        .collect::<Result<_, _>>()?;
+    // within[i]: byte i's chain has at most d edges, for d = 0, 1, ...
+    let mut within = level(m, 0, root.clone())?;
+    for d in 1..=max.min(BLOCK_BYTES) {
+        let mut next = Vec::with_capacity(BLOCK_BYTES);
+        for (i, r) in root.iter().enumerate() {
+            let mut w = r.clone();
+            for (c, &s) in STRIDES.iter().enumerate() {
+                if let Some(b) = i.checked_sub(s as usize) {
+                    let is_c = cand(i)?.cmp_eq(&Expr::constant(c as u128 + 1, 3)?)?;
+                    w = w.or(&is_c.and(&within[b])?)?;
+                }
+            }
+            next.push(w);
+        }
+        within = level(m, d, next)?;
+    }
+    within
+        .iter()
+        .try_fold(Expr::bool(true), |acc, w| acc.and(w))
 }
 
 /// The register writes that give the shadow (then active) registers the
@@ -934,8 +984,10 @@ pub fn configuration_writes(
 }
 
 /// The golden coder of register contents: `set`'s hard-wired predictors
-/// and the loaded slots' predictors after them; `None` when the hardware's
-/// behaviour is not specified for them (with why).
+/// and the loaded slots' predictors after them; refused (with why) when
+/// the hardware's behaviour is not specified for them: a rule or library
+/// index no image gives ([`registers::SlotRegisters::predictors`]) or a
+/// base chain longer than the form's depth bound.
 pub fn registers_codec(
     set: &ModelSet,
     unit: SlotUnit,
@@ -959,6 +1011,21 @@ fn registers_coder(
         .into_iter()
         .flatten()
         .collect();
+    // a chain deeper than the form's bound is not restored by the
+    // decompressor (docs/hw/program-slots.md section 6), though the
+    // registers give a predictor
+    for p in &preds {
+        match program::rules_depth(&p.bytes) {
+            Ok(d) if d <= unit.form.max_depth => {}
+            Ok(d) => {
+                return Err(format!(
+                    "{} depth: a base chain of {d} is more than the {} of form {}",
+                    p.name, unit.form.max_depth, unit.form.name
+                ))
+            }
+            Err(byte) => return Err(format!("{} byte {byte}: its base chain is a cycle", p.name)),
+        }
+    }
     let mut expanded = set.clone();
     expanded.predictors.extend(preds.iter().cloned());
     Ok((MpcCodec::new(&expanded), preds))
@@ -1639,6 +1706,66 @@ mod tests {
             }
             assert!(loaded > 20, "{name}: {loaded} slots loaded in 20 images");
         }
+    }
+
+    /// The depth condition of the views' validity assumption says what
+    /// the golden model's chain depth says, for random stride rules.
+    #[test]
+    fn the_depth_condition_agrees_with_the_chain_depth() {
+        let mut m = hdl::ir::Module::new("depth").expect("module");
+        let rules = m.input("rules", 7 * BLOCK_BYTES as u32).expect("input");
+        let out = m.output("shallow", 1).expect("output");
+        let within = depth_within(&mut m, "depth", &rules.expr(), 4).expect("condition");
+        m.assign(&out, within).expect("assign");
+        let mut sim = hdl::ir::Sim::new(&m).expect("evaluator");
+        let mut rng = Rng::new(9);
+        let (mut yes, mut no) = (0, 0);
+        for _ in 0..400 {
+            let mut bytes = [ByteRule::Root; BLOCK_BYTES];
+            let mut word = 0u128;
+            let mut hi = 0u128;
+            let roots = rng.below(4);
+            for (i, b) in bytes.iter_mut().enumerate() {
+                let reach = STRIDES.iter().take_while(|&&st| st as usize <= i).count() as u64;
+                let c = if rng.below(4) < roots || reach == 0 {
+                    0
+                } else {
+                    1 + rng.below(reach)
+                };
+                if c > 0 {
+                    *b = ByteRule::Base {
+                        base: (i - STRIDES[c as usize - 1] as usize) as u8,
+                        shift: 0,
+                    };
+                }
+                let v = u128::from(c as u8) << 4 | 7;
+                let at = 7 * i;
+                if at < 128 {
+                    word |= v << at;
+                    if at + 7 > 128 {
+                        hi |= v >> (128 - at);
+                    }
+                } else {
+                    hi |= v << (at - 128);
+                }
+            }
+            let words = [
+                word as u64,
+                (word >> 64) as u64,
+                hi as u64,
+                (hi >> 64) as u64,
+            ];
+            let bits = hdl::ir::Bits::from_words(&words, 7 * BLOCK_BYTES as u32).expect("bits");
+            sim.set("rules", &bits).expect("set");
+            let want = program::rules_depth(&bytes).expect("no cycle") <= 4;
+            assert_eq!(sim.get_u128("shallow").expect("get") == 1, want);
+            if want {
+                yes += 1;
+            } else {
+                no += 1;
+            }
+        }
+        assert!(yes > 40 && no > 40, "{yes} within, {no} deeper");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use golden::mpc::program::registers::{self, SlotRegisters};
-use golden::mpc::program::{Form, ProgrammedSet};
+use golden::mpc::program::{Form, ProgrammedSet, STRIDES};
 use golden::mpc::{ModelSet, BLOCK_BYTES};
 use testbench::mutate;
 use testbench::rng::Rng;
@@ -97,7 +97,7 @@ fn the_view_codes_as_the_golden_model_under_valid_configurations_only() {
     let (module, _) = hdl::mpc::compressor::build_slots(&set, spec).expect("unit builds");
     let mut inputs = slots::configuration_registers(unit);
     inputs.extend(hdl::ir::comb::mixed_registers(&module, &inputs));
-    let valid = |m: &hdl::ir::Module| slots::valid_configuration(m, unit, set.predictors.len());
+    let valid = |m: &mut hdl::ir::Module| slots::valid_configuration(m, unit, set.predictors.len());
     let outputs: Vec<String> = ["out_bits", "out_len", "out_model", "out_epoch"]
         .iter()
         .map(|s| s.to_string())
@@ -310,4 +310,150 @@ fn slot_logic_mutants_are_killed_on_the_slot_testbench() {
         assert!(r.kill.is_some(), "survived: {}\n{text}", r.mutation.text);
     }
     assert!(text.contains("No survivors."), "{text}");
+}
+
+/// A base chain longer than the form's depth bound is register contents
+/// the hardware's behaviour is not specified for (docs/hw/program-slots.md
+/// section 6): the decompressor restores only that many levels. The golden
+/// registers give a predictor for it all the same, so a counterexample
+/// holding one once ran against an expectation the unit as generated
+/// cannot meet (a chain of 7 in a `stride-colpart` slot: `out_block`
+/// differed from byte 29). Such contents are no valid configuration: the
+/// decompressor's view zeroes its outputs there, the counterexample run
+/// refuses them, and a chain of exactly the bound decodes as the golden
+/// model does.
+#[test]
+fn a_base_chain_deeper_than_the_form_bound_is_no_valid_configuration() {
+    let set = example();
+    let form = Form::by_name("stride-colpart").expect("form");
+    let unit = SlotUnit { k: 1, form };
+    let spec = hdl::mpc::SlotSpec::new(1, form).expect("spec");
+    let stages = hdl::mpc::decompressor::slot_default_stages(&spec);
+    let (module, _) = hdl::mpc::decompressor::build_slots(&set, spec, stages).expect("unit builds");
+    let mut inputs = slots::configuration_registers(unit);
+    inputs.extend(hdl::ir::comb::mixed_registers(&module, &inputs));
+    let valid = |m: &mut hdl::ir::Module| slots::valid_configuration(m, unit, set.predictors.len());
+    let outputs: Vec<String> = ["out_block", "out_error", "out_model"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let assumed =
+        hdl::ir::comb::transparent_cut(&module, &outputs, &inputs, Some(&valid)).expect("view");
+    let plain = hdl::ir::comb::transparent_cut(&module, &outputs, &inputs, None).expect("view");
+    let widths: BTreeMap<String, u32> = module
+        .signals()
+        .iter()
+        .map(|s| (s.name().to_string(), s.width()))
+        .collect();
+    let w = widths["in_bits"];
+    let mut rng = Rng::new(3);
+    let image = slots::random_image(&set, unit, &mut rng).expect("image");
+    let writes = registers::image_writes(&set, &image, 6).expect("writes");
+    let (mut regs, _) =
+        SlotRegisters::from_writes(form, 1, set.predictors.len(), &writes).expect("regs");
+    regs.slots[0].loaded = true;
+    // bytes 1..=depth take byte i - 1 as base (shift 0): a chain of
+    // `depth` edges at byte `depth`; every other byte the longest stride
+    // whose base has a chain shorter than the bound (else a root), so
+    // that the slot predicts most bytes
+    let chain = |regs: &mut SlotRegisters, depth: usize| {
+        let mut chains = [0usize; BLOCK_BYTES];
+        for (i, r) in regs.slots[0].rules.iter_mut().enumerate() {
+            let (c, d) = if (1..=depth).contains(&i) {
+                (1, chains[i - 1] + 1)
+            } else {
+                STRIDES
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .find(|&(_, &s)| s as usize <= i && chains[i - s as usize] < form.max_depth)
+                    .map_or((0, 0), |(c, &s)| (c as u8 + 1, chains[i - s as usize] + 1))
+            };
+            chains[i] = d;
+            *r = c << 4 | 7;
+        }
+    };
+    // decode blocks won by the slot through a view; out_block as bytes
+    let decode = |view: &hdl::ir::Module, regs: &SlotRegisters, seed: u64| {
+        let preds: Vec<golden::mpc::Predictor> = regs
+            .predictors(&set)
+            .expect("registers give predictors")
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut expanded = set.clone();
+        expanded.predictors.extend(preds.iter().cloned());
+        let codec = golden::mpc::MpcCodec::new(&expanded);
+        let slot_id = expanded.predictor_id(expanded.predictors.len() - 1);
+        let mut sim = hdl::ir::Sim::new(view).expect("evaluator");
+        let mut ports = ports_of(regs, unit);
+        ports.insert(
+            "in_epoch".to_string(),
+            (0..8).map(|b| 6 >> b & 1 == 1).collect(),
+        );
+        let mut rng = Rng::new(seed);
+        let mut out = Vec::new();
+        for _ in 0..8 {
+            let block = slots::directed_block_of_predictor(&preds[0], &mut rng);
+            let c = codec.compress(&block);
+            let mut bus = testbench::stream_unit::LeBus::new();
+            bus.put_left_aligned(&c.bytes, w as usize, w as usize);
+            ports.insert(
+                "in_bits".to_string(),
+                (0..w as usize).map(|i| bus.bit(i)).collect(),
+            );
+            ports.insert(
+                "in_len".to_string(),
+                (0..widths["in_len"]).map(|b| c.len >> b & 1 == 1).collect(),
+            );
+            for (name, v) in &ports {
+                sim.set(name, &to_bits(v, widths[name])).expect("input");
+            }
+            let ob = sim.get("out_block").expect("out_block");
+            let got: Vec<u8> = (0..BLOCK_BYTES as u32)
+                .map(|i| (0..8).fold(0u8, |a, k| a | u8::from(ob.bit(8 * i + k)) << k))
+                .collect();
+            let error = sim.get_u128("out_error").expect("out_error");
+            out.push((block, got, error, c.model == slot_id));
+        }
+        out
+    };
+    let bound = form.max_depth;
+    // a chain of the bound: valid, decoded as the golden model does
+    chain(&mut regs, bound);
+    let (wr, _) = slots::configuration_writes(unit, set.predictors.len(), &ports_of(&regs, unit));
+    slots::registers_codec(&set, unit, &wr).expect("a chain of the bound is valid");
+    let mut won = 0;
+    for (block, got, error, slot) in decode(&assumed, &regs, 1) {
+        assert_eq!((got.as_slice(), error), (block.as_slice(), 0));
+        won += usize::from(slot);
+    }
+    assert!(won > 4, "the slot codes {won} of 8 blocks");
+    // one edge more: refused, zero under the assumption, and the unit as
+    // generated does not restore it
+    chain(&mut regs, bound + 1);
+    let ports = ports_of(&regs, unit);
+    let (wr, _) = slots::configuration_writes(unit, set.predictors.len(), &ports);
+    let Err(why) = slots::registers_codec(&set, unit, &wr) else {
+        panic!("a chain past the bound is refused")
+    };
+    assert!(why.contains("depth"), "{why}");
+    let mut tags = testbench::vectors::Tags::new();
+    let refused = slots::counterexample_run(
+        testbench::Unit::Decompressor,
+        &set,
+        unit,
+        &[ports],
+        w,
+        &mut tags,
+    );
+    assert!(matches!(refused, Err((0, _))), "the run refuses it");
+    for (_, got, error, _) in decode(&assumed, &regs, 1) {
+        assert_eq!((got, error), (vec![0u8; BLOCK_BYTES], 0));
+    }
+    let wrong = decode(&plain, &regs, 1)
+        .iter()
+        .filter(|(block, got, _, _)| got.as_slice() != block.as_slice())
+        .count();
+    assert!(wrong > 0, "the unit restores a chain past its bound");
 }
