@@ -42,6 +42,7 @@ use crate::rtl::{self, Rtl};
 use crate::vectors::{self, CompVector};
 
 mod coding;
+mod shifts;
 
 /// Problems that stop a proof (a failed or undecided proof is a result).
 #[derive(Debug, thiserror::Error)]
@@ -134,6 +135,10 @@ pub struct MpcProve {
     /// by parts, in seconds.
     pub whole_seconds: u32,
     pub parts: Parts,
+    /// When not empty: only the round trip's parts of these names (stems
+    /// as `coding_decode1`, `lemma_select`, `shift_compose_4`), without
+    /// the whole miter and the depth variants.
+    pub only: Vec<String>,
 }
 
 /// The result of `cosim prove mpc`.
@@ -148,6 +153,9 @@ pub struct MpcReport {
     pub counterexample: Option<(PathBuf, PathBuf, [u8; BLOCK_BYTES])>,
     /// How the checks came about (a whole check replaced by its parts).
     pub notes: Vec<String>,
+    /// Only some parts were asked for: all of them proven is not a proof
+    /// of the round trip.
+    pub partial: bool,
 }
 
 impl MpcReport {
@@ -159,7 +167,11 @@ impl MpcReport {
     /// The last line: `proven`, or what failed or stayed undecided.
     pub fn last_line(&self) -> String {
         if self.proven() {
-            return "proven".to_string();
+            return if self.partial {
+                "proven (only the parts asked for)".to_string()
+            } else {
+                "proven".to_string()
+            };
         }
         let failed: Vec<&str> = self
             .checks
@@ -355,8 +367,10 @@ fn view_script(
     for f in files {
         let _ = writeln!(s, "read_verilog {}", f.display());
     }
-    s.push_str("hierarchy\nproc\nopt_dff\ntechmap -map transparent.v\n");
-    s.push_str("select -assert-none t:$*ff* t:$dlatch* t:$sr t:$mem*\n");
+    if !files.is_empty() {
+        s.push_str("hierarchy\nproc\nopt_dff\ntechmap -map transparent.v\n");
+        s.push_str("select -assert-none t:$*ff* t:$dlatch* t:$sr t:$mem*\n");
+    }
     // cuts on the transparent netlist, before any `opt_clean`: each named
     // wire is still read by its name; a register's output and its next
     // value are two names of one net there, so a cut names both
@@ -369,6 +383,9 @@ fn view_script(
 
     let _ = writeln!(s, "read_verilog {top_file}");
     let _ = writeln!(s, "hierarchy -top {top}");
+    if files.is_empty() {
+        s.push_str("proc\n");
+    }
     s.push_str("flatten\nopt_clean\ncheck -assert\ntechmap\nopt -fast\naigmap\n");
     let _ = writeln!(s, "write_aiger -map {stem}.map {stem}.aig");
     s
@@ -814,9 +831,26 @@ pub fn prove_mpc(cfg: &MpcProve, progress: &dyn Fn(&str)) -> Result<MpcReport, P
         checks: Vec::new(),
         counterexample: None,
         notes: Vec::new(),
+        partial: !cfg.only.is_empty(),
     };
     let both = [comp_file.clone(), dec_file.clone()];
-    if cfg.parts.round_trip {
+    let wanted = |stem: &str| cfg.only.is_empty() || cfg.only.iter().any(|o| o == stem);
+    if !cfg.only.is_empty() {
+        let mut known: Vec<String> = vec![Lemma::Other.stem(), Lemma::Select.stem()];
+        known.extend((0..shape.predictors.len()).map(|i| Lemma::Restore(i).stem()));
+        known.extend(coding::parts(&shape).into_iter().map(|p| p.stem));
+        known.extend(shifts::lemmas().into_iter().map(|p| p.stem));
+        if let Some(o) = cfg.only.iter().find(|o| !known.contains(o)) {
+            return Err(ProveError::Units {
+                dir: units.dir.clone(),
+                what: format!("no part `{o}` (parts: {})", known.join(", ")),
+            });
+        }
+        report
+            .notes
+            .push(format!("only the parts asked for: {}", cfg.only.join(", ")));
+    }
+    let whole = if cfg.parts.round_trip && cfg.only.is_empty() {
         progress("round trip: building the miter");
         let t0 = Instant::now();
         let stem = "round_trip";
@@ -826,82 +860,94 @@ pub fn prove_mpc(cfg: &MpcProve, progress: &dyn Fn(&str)) -> Result<MpcReport, P
         )?;
         yosys(&work, &format!("{stem}.ys"))?;
         progress("round trip: ABC iprove on the whole miter");
-        let whole = iprove(&work, stem, cfg.whole_seconds)?;
-        let statement =
-            "for all x: decompress(compress(x)) = x, no error, the compressor's model ID"
-                .to_string();
-        match whole {
-            Outcome::Undecided(why) => {
+        Some((iprove(&work, stem, cfg.whole_seconds)?, t0))
+    } else {
+        None
+    };
+    let statement =
+        "for all x: decompress(compress(x)) = x, no error, the compressor's model ID".to_string();
+    match whole {
+        None if cfg.only.is_empty() => {}
+        None | Some((Outcome::Undecided(_), _)) => {
+            if let Some((Outcome::Undecided(why), t0)) = &whole {
                 // the whole check is replaced by its parts: the round trip
                 // is proven only when every part is
                 report.notes.push(format!(
                     "round trip ({statement}): not decided whole in {:.1} s ({}); by parts:",
                     t0.elapsed().as_secs_f64(),
-                    one_line(&why)
+                    one_line(why)
                 ));
-                let mut lemmas = vec![Lemma::Other, Lemma::Select];
-                lemmas.extend((0..shape.predictors.len()).map(Lemma::Restore));
-                for l in lemmas {
-                    progress(&format!("round trip by parts: {}", l.name()));
-                    let t0 = Instant::now();
-                    let stem = l.stem();
-                    let (cuts, exposed) = l.cuts(&shape);
-                    write(
-                        &work.join(format!("{stem}.ys")),
-                        &view_script(&both, &cuts, &exposed, "wrappers.v", &stem, &stem),
-                    )?;
-                    yosys(&work, &format!("{stem}.ys"))?;
-                    let outcome = iprove(&work, &stem, cfg.seconds)?;
-                    if let (Lemma::Other, Outcome::Counterexample(ports)) = (l, &outcome) {
-                        report.counterexample = Some(write_counterexample(&work, ports)?);
-                    }
-                    report.checks.push(Check {
-                        name: l.name(),
-                        statement: l.statement(),
-                        outcome,
-                        seconds: t0.elapsed().as_secs_f64(),
-                    });
-                }
-                // the coding part (predictor models only), by its parts
-                let coding = if shape.predictors.is_empty() {
-                    Vec::new()
-                } else {
-                    coding::parts(&shape)
-                };
-                for p in coding {
-                    progress(&format!("round trip by parts: {}", p.name));
-                    let t0 = Instant::now();
-                    let top_file = format!("{}.v", p.stem);
-                    write(&work.join(&top_file), &p.wrapper)?;
-                    let files: &[PathBuf] = if p.decompressor { &both } else { &both[..1] };
-                    write(
-                        &work.join(format!("{}.ys", p.stem)),
-                        &view_script(files, &p.cuts, &p.exposed, &top_file, &p.stem, &p.stem),
-                    )?;
-                    yosys(&work, &format!("{}.ys", p.stem))?;
-                    let outcome = iprove(&work, &p.stem, cfg.seconds)?;
-                    report.checks.push(Check {
-                        name: p.name,
-                        statement: p.statement,
-                        outcome,
-                        seconds: t0.elapsed().as_secs_f64(),
-                    });
-                }
             }
-            outcome => {
-                if let Outcome::Counterexample(ports) = &outcome {
+            let mut lemmas = vec![Lemma::Other, Lemma::Select];
+            lemmas.extend((0..shape.predictors.len()).map(Lemma::Restore));
+            for l in lemmas.into_iter().filter(|l| wanted(&l.stem())) {
+                progress(&format!("round trip by parts: {}", l.name()));
+                let t0 = Instant::now();
+                let stem = l.stem();
+                let (cuts, exposed) = l.cuts(&shape);
+                write(
+                    &work.join(format!("{stem}.ys")),
+                    &view_script(&both, &cuts, &exposed, "wrappers.v", &stem, &stem),
+                )?;
+                yosys(&work, &format!("{stem}.ys"))?;
+                let outcome = iprove(&work, &stem, cfg.seconds)?;
+                if let (Lemma::Other, Outcome::Counterexample(ports)) = (l, &outcome) {
                     report.counterexample = Some(write_counterexample(&work, ports)?);
                 }
                 report.checks.push(Check {
-                    name: "round trip".into(),
-                    statement,
+                    name: l.name(),
+                    statement: l.statement(),
+                    outcome,
+                    seconds: t0.elapsed().as_secs_f64(),
+                });
+            }
+            // the coding part (predictor models only), by its parts, and
+            // the shift lemmas its composition uses
+            let coding = if shape.predictors.is_empty() {
+                Vec::new()
+            } else {
+                let mut p = coding::parts(&shape);
+                p.extend(shifts::lemmas());
+                p
+            };
+            for p in coding.into_iter().filter(|p| wanted(&p.stem)) {
+                progress(&format!("round trip by parts: {}", p.name));
+                let t0 = Instant::now();
+                let top_file = format!("{}.v", p.stem);
+                write(&work.join(&top_file), &p.wrapper)?;
+                let files: &[PathBuf] = match p.units {
+                    coding::Units::None => &[],
+                    coding::Units::Compressor => &both[..1],
+                    coding::Units::Decompressor => &both[1..],
+                    coding::Units::Both => &both,
+                };
+                write(
+                    &work.join(format!("{}.ys", p.stem)),
+                    &view_script(files, &p.cuts, &p.exposed, &top_file, &p.stem, &p.stem),
+                )?;
+                yosys(&work, &format!("{}.ys", p.stem))?;
+                let outcome = iprove(&work, &p.stem, cfg.seconds)?;
+                report.checks.push(Check {
+                    name: p.name,
+                    statement: p.statement,
                     outcome,
                     seconds: t0.elapsed().as_secs_f64(),
                 });
             }
         }
+        Some((outcome, t0)) => {
+            if let Outcome::Counterexample(ports) = &outcome {
+                report.counterexample = Some(write_counterexample(&work, ports)?);
+            }
+            report.checks.push(Check {
+                name: "round trip".into(),
+                statement,
+                outcome,
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+        }
     }
-    if cfg.parts.depths {
+    if cfg.parts.depths && cfg.only.is_empty() {
         let variants: Vec<(&str, usize, usize)> = std::iter::once(("compressor", 4, 4))
             .chain((5..=8).map(|d| ("decompressor", 3, d)))
             .collect();
@@ -1024,6 +1070,7 @@ mod tests {
             checks: vec![],
             counterexample: None,
             notes: vec![],
+            partial: false,
         };
         assert!(!r.proven());
         r.checks.push(check("a", Outcome::Proven));

@@ -54,6 +54,7 @@ fn a_hand_broken_decompressor_fails_with_a_counterexample_block() {
             round_trip: true,
             depths: false,
         },
+        only: Vec::new(),
     };
     let report = prove::prove_mpc(&cfg, &|_| {}).expect("the proof runs");
     assert!(!report.proven());
@@ -103,6 +104,7 @@ fn the_example_units_are_proven() {
             round_trip: true,
             depths: true,
         },
+        only: Vec::new(),
     };
     let report = prove::prove_mpc(&cfg, &|_| {}).expect("the proof runs");
     assert!(report.proven(), "{}", report.render(&model));

@@ -112,6 +112,12 @@ struct ProveArgs {
     /// Only the depth variants (no round trip).
     #[arg(long)]
     depths_only: bool,
+    /// Only these parts of the round trip by parts (comma-separated
+    /// names: coding_decode1, lemma_select, shift_compose_4, ...), without
+    /// the whole miter and the depth variants; a check of parts, not a
+    /// proof of the round trip.
+    #[arg(long, value_delimiter = ',', conflicts_with = "depths_only")]
+    only: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -370,6 +376,7 @@ fn main() -> ExitCode {
                         round_trip: !a.depths_only,
                         depths: !a.round_trip_only,
                     },
+                    only: a.only,
                 },
             ),
         ),

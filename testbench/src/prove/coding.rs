@@ -45,24 +45,41 @@ pub(super) struct Part {
     pub cuts: Vec<String>,
     /// `module/w:wire` exposed as outputs.
     pub exposed: Vec<String>,
-    /// Whether the decompressor is part of the view.
-    pub decompressor: bool,
+    /// Which units the view holds.
+    pub units: Units,
+}
+
+/// The units a part's view holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Units {
+    /// None: a lemma about the wrapper's own logic.
+    None,
+    Compressor,
+    Decompressor,
+    Both,
 }
 
 /// Symbols of a block, and code slots.
-const SLOTS: usize = 16;
+pub(super) const SLOTS: usize = 16;
 /// Bits of the payload.
-const PAYLOAD: u32 = 256;
+pub(super) const PAYLOAD: u32 = 256;
 /// Width of one code slot (the longest code).
-const SLOT: u32 = 17;
+pub(super) const SLOT: u32 = 17;
 /// The lengths of a slot's codes but 0: Table 1's, and 11 (a run of 15
 /// and one zero, the all-zero block's slot 0).
-const CODE_LENS: [u32; 6] = [4, 7, 8, 11, 12, 17];
+pub(super) const CODE_LENS: [u32; 6] = [4, 7, 8, 11, 12, 17];
 /// Codes decoded by each of the decompressor's first two stages (the
 /// default depth's plan: 6, 6 and 4).
 const CODES_PER_STAGE: usize = 6;
 /// The stream stage 2 of the decompressor hands on (codes 12 to 15).
 const STAGE2_STREAM: u32 = 4 * SLOT;
+/// Bits of each decode stage's shift amount (`dec<last>_shift`): stage
+/// 1's up to the end of six codes of 17 bits, stage 2's past the fixed
+/// offset of six shortest codes.
+const SHIFT_BITS: u32 = 7;
+/// The shortest code's length; six of them are stage 2's fixed shift,
+/// before its barrel shifter.
+const STAGE2_OFFSET: u32 = 4 * CODES_PER_STAGE as u32;
 
 /// Declarations of the codes `c<s>`, lengths `l<s>` and starts `p<s>`
 /// (`p16`: the payload length).
@@ -87,7 +104,7 @@ fn code_ports() -> String {
 
 /// The reference `R(a..b)` in `w` bits: wires `<name>_<s>` for `s` in
 /// `a..=b` (`<name>_<s>` is `R(s..b)`; `<name>_<b>` is 0).
-fn reference(name: &str, a: usize, b: usize, w: u32) -> String {
+pub(super) fn reference(name: &str, a: usize, b: usize, w: u32) -> String {
     let mut v = format!("  wire [{}:0] {name}_{b} = {w}'d0;\n", w - 1);
     for s in (a..b).rev() {
         let rest = format!("{name}_{}", s + 1);
@@ -258,8 +275,10 @@ fn reg_conns(regs: &[(&str, u32)]) -> String {
 }
 
 /// Conditions, each 1 when the registers of decode stage `st` (1 or 2,
-/// stream of `w` bits) do not hold what the stage hands on.
-fn stage_fails(shape: &Shape, st: usize, w: u32) -> Vec<String> {
+/// stream of `w` bits) do not hold what the stage hands on; with
+/// `stream` false, the condition on the stream is left out (the parts
+/// that state the stage's shift amount instead).
+fn stage_fails(shape: &Shape, st: usize, w: u32, stream: bool) -> Vec<String> {
     let p = format!("s{st}");
     let i = format!("{p}_sym_index");
     let h = shape.header_bits;
@@ -269,11 +288,13 @@ fn stage_fails(shape: &Shape, st: usize, w: u32) -> Vec<String> {
         format!("({p}_len != p16 + 9'd{h})"),
         format!("({i} > 5'd16)"),
         format!("({p}_symbols != (s & ~({{256{{1'b1}}}} >> {{{i}, 4'd0}})))"),
-        format!(
+    ];
+    if stream {
+        c.push(format!(
             "(({i} < 5'd16) & ({p}_stream != {}))",
             by_count(&i, "g_", &format!("[255:{}]", PAYLOAD - w))
-        ),
-    ];
+        ));
+    }
     // a count below 16 is where a code starts (a zero symbol that a run
     // covers has no code; only the all-zero block codes two codes in slot
     // 0, and its count after any decode stage is 16)
@@ -306,21 +327,19 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
         .map(|w| comp(w))
         .collect();
     let mut parts = Vec::new();
-    let mut part = |stem: &str,
-                    statement: &str,
-                    wrapper: String,
-                    cuts: &[String],
-                    more: &[String],
-                    decompressor: bool| {
-        parts.push(Part {
-            stem: stem.into(),
-            name: stem.replace('_', " "),
-            statement: statement.into(),
-            wrapper,
-            cuts: stage1_cuts.iter().chain(cuts).cloned().collect(),
-            exposed: exposed.iter().chain(more).cloned().collect(),
-            decompressor,
-        });
+    let part = |stem: &str,
+                statement: &str,
+                wrapper: String,
+                cuts: &[String],
+                more: &[String],
+                units: Units| Part {
+        stem: stem.into(),
+        name: stem.replace('_', " "),
+        statement: statement.into(),
+        wrapper,
+        cuts: stage1_cuts.iter().chain(cuts).cloned().collect(),
+        exposed: exposed.iter().chain(more).cloned().collect(),
+        units,
     };
     let pairs_cut = [comp("s2_pairs"), comp("s2_pair_lens")];
     let pairs_driven = ", .s2_pairs(pairs_r), .s2_pair_lens(plens_r)";
@@ -335,6 +354,16 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
         claim.push(format!("(pairs[{hi}:{}] != a{i}_{})", hi - 33, 2 * i));
         claim.push(format!("(plens[{lhi}:{}] != {})", lhi - 5, pair_len(i)));
     }
+    // each code has one of the lengths the reference shifts by (or 0) and
+    // is zero past its length: what the shift lemmas assume of a code
+    for s in 0..SLOTS {
+        let (c, l) = (format!("c{s}"), format!("l{s}"));
+        claim.push(format!(
+            "~({} & {})",
+            super::shifts::in_set(&l),
+            super::shifts::code_fits(&c, &l)
+        ));
+    }
     let w = wrapper(
         shape,
         "coding_pairs",
@@ -345,14 +374,14 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
         &[],
         &claim,
     );
-    part(
+    parts.push(part(
         "coding_pairs",
-        "for all (k, S, B): a predictor model out means model = k and P_16 <= 256, and the slot pairs are R(2i..2i+2) with their lengths",
+        "for all (k, S, B): a predictor model out means model = k and P_16 <= 256, every code has length 0, 4, 7, 8, 11, 12 or 17 and is zero past it, and the slot pairs are R(2i..2i+2) with their lengths",
         w,
         &[],
         &pairs_cut,
-        false,
-    );
+        Units::Compressor,
+    ));
 
     // packing, level 2: four fields of four slots
     let mut decls = reference_pairs();
@@ -373,14 +402,14 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
         &claim,
     );
     let pack2: Vec<String> = (0..4).map(|j| comp(&format!("pack2_{j}"))).collect();
-    part(
+    parts.push(part(
         "coding_pack2",
         "for all (k, S, B), the pairs being R(2i..2i+2): the merges of two pairs are R(4j..4j+4)",
         w,
         &pairs_cut,
         &pack2,
-        false,
-    );
+        Units::Compressor,
+    ));
 
     // packing, level 3: two fields of eight slots
     let mut decls = reference_pairs();
@@ -406,14 +435,14 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
     let mut cuts = pairs_cut.to_vec();
     cuts.extend(pack2);
     let pack3: Vec<String> = (0..2).map(|j| comp(&format!("pack3_{j}"))).collect();
-    part(
+    parts.push(part(
         "coding_pack3",
         "for all (k, S, B), the pairs and their merges being R(2i..2i+2), R(4j..4j+4): the merges of those are R(8j..8j+8)",
         w,
         &cuts,
         &pack3,
-        false,
-    );
+        Units::Compressor,
+    ));
 
     // packing, level 4: the stream
     let h = shape.header_bits;
@@ -421,9 +450,9 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
     for j in 0..2 {
         decls.push_str(&reference(&format!("r{j}r"), 8 * j, 8 * j + 8, 8 * SLOT));
     }
-    decls.push_str(&reference("g", 0, SLOTS, PAYLOAD));
+    let pad = PAYLOAD - 8 * SLOT;
     let claim = vec![
-        "(bits != {k, g_0})".to_string(),
+        format!("(bits != {{k, {{r0r_0, {pad}'d0}} | ({{r1r_8, {pad}'d0}} >> p8)}})"),
         format!("(len != p16 + 9'd{h})"),
     ];
     let w = wrapper(
@@ -438,59 +467,120 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
     );
     let mut cuts = pairs_cut.to_vec();
     cuts.extend(pack3);
-    part(
+    parts.push(part(
         "coding_stream",
-        "for all (k, S, B), the pairs and the merges of eight being R(2i..2i+2), R(8j..8j+8): the stream is {k, R(0..16)}, its length H + P_16",
+        "for all (k, S, B), the pairs and the merges of eight being R(2i..2i+2), R(8j..8j+8): the stream is {k, {R(0..8), 0} | ({R(8..16), 0} >> P_8)}, its length H + P_16",
         w,
         &cuts,
         &[],
-        false,
-    );
+        Units::Compressor,
+    ));
 
     // decoding, on the stream {k, R(0..16)}: what the first part proves
     let base = vec!["(m != k)".to_string(), "(p16 > 9'd256)".to_string()];
     let regs1: Vec<String> = REGS1.iter().map(|(r, _)| dec(r)).collect();
     let regs2: Vec<String> = REGS2.iter().map(|(r, _)| dec(r)).collect();
+    let (shift1, shift2) = (
+        format!("dec{}_shift", CODES_PER_STAGE - 1),
+        format!("dec{}_shift", 2 * CODES_PER_STAGE - 1),
+    );
+    let sw = SHIFT_BITS - 1;
+    let mut claim = stage_fails(shape, 1, PAYLOAD, false);
+    claim.push(format!(
+        "((s1_sym_index < 5'd16) & ({{{}'d0, a1}} != {}))",
+        9 - SHIFT_BITS,
+        start_of("s1_sym_index")
+    ));
     let w = wrapper(
         shape,
         "coding_decode1",
         "",
-        &reg_wires(shape, &REGS1),
+        &format!("{}  wire [{sw}:0] a1;\n", reg_wires(shape, &REGS1)),
         "",
-        Some(&reg_conns(&REGS1)),
+        Some(&format!("{}, .{shift1}(a1)", reg_conns(&REGS1))),
         &base,
-        &stage_fails(shape, 1, PAYLOAD),
+        &claim,
     );
-    part(
+    let mut exposed1 = regs1.clone();
+    exposed1.push(dec(&shift1));
+    parts.push(part(
         "coding_decode1",
-        "for all (k, S, B), on the stream {k, R(0..16)}: the stage-1 registers hold model k, no error, a count I <= 16, the symbols below I, P_I bits consumed and, for I < 16, the stream R(I..16)",
+        "for all (k, S, B), on the stream {k, R(0..16)}: the stage-1 registers hold model k, no error, a count I <= 16, the symbols below I, P_I bits consumed, and, for I < 16, the stage's shift amount is P_I",
         w,
         &[],
-        &regs1,
-        true,
+        &exposed1,
+        Units::Both,
+    ));
+    let mb = shape.max_bits - 1;
+    let v = format!(
+        "module coding_decode1_stream(input [{mb}:0] bits, input [8:0] len, input [{sw}:0] a, output bad);\n\
+         \x20 wire [255:0] st;\n\
+         \x20 mpc_decompressor dec({TIES}, .in_bits(bits), .in_len(len), .out_block(), .out_error(), .out_model(), .{shift1}(a), .s1_stream(st));\n\
+         \x20 assign bad = st != (bits[255:0] << a);\nendmodule\n"
     );
+    parts.push(Part {
+        stem: "coding_decode1_stream".into(),
+        name: "coding decode1 stream".into(),
+        statement: "for every decompressor input and every stage-1 shift amount a (cut): the stage-1 stream is the payload shifted left by a".into(),
+        wrapper: v,
+        cuts: vec![dec(&shift1)],
+        exposed: vec![dec("s1_stream")],
+        units: Units::Decompressor,
+    });
     let mut assume = base.clone();
-    assume.extend(stage_fails(shape, 1, PAYLOAD));
+    assume.extend(stage_fails(shape, 1, PAYLOAD, true));
+    let mut claim = stage_fails(shape, 2, STAGE2_STREAM, false);
+    claim.push(format!(
+        "((s2_sym_index < 5'd16) & (9'd{STAGE2_OFFSET} + {{{}'d0, a2}} != {} - {}))",
+        9 - SHIFT_BITS,
+        start_of("s2_sym_index"),
+        start_of("s1_sym_index")
+    ));
     let w = wrapper(
         shape,
         "coding_decode2",
         &reg_ports(shape, &REGS1),
-        &reg_wires(shape, &REGS2),
+        &format!("{}  wire [{sw}:0] a2;\n", reg_wires(shape, &REGS2)),
         "",
-        Some(&format!("{}{}", reg_conns(&REGS1), reg_conns(&REGS2))),
+        Some(&format!(
+            "{}{}, .{shift2}(a2)",
+            reg_conns(&REGS1),
+            reg_conns(&REGS2)
+        )),
         &assume,
-        &stage_fails(shape, 2, STAGE2_STREAM),
+        &claim,
     );
-    part(
+    let mut exposed2 = regs2.clone();
+    exposed2.push(dec(&shift2));
+    parts.push(part(
         "coding_decode2",
-        "for all (k, S, B) and stage-1 registers as decode stage 1 leaves them: the stage-2 registers hold model k, no error, a count I <= 16, the symbols below I, the bits used and consumed and, for I < 16, the top of R(I..16)",
+        "for all (k, S, B) and stage-1 registers as decode stage 1 leaves them: the stage-2 registers hold model k, no error, a count J <= 16, the symbols below J, the bits used and consumed, and, for J < 16, the stage's shift amount is P_J - P_I - 24",
         w,
         &regs1,
-        &regs2,
-        true,
+        &exposed2,
+        Units::Both,
+    ));
+    let top = PAYLOAD - 1;
+    let v = format!(
+        "module coding_decode2_stream(input [{mb}:0] bits, input [8:0] len, input [255:0] x, input [{sw}:0] d, output bad);\n\
+         \x20 wire [{}:0] st; wire [255:0] t = {{x[{}:0], {STAGE2_OFFSET}'d0}} << d;\n\
+         \x20 mpc_decompressor dec({TIES}, .in_bits(bits), .in_len(len), .out_block(), .out_error(), .out_model(), .s1_stream(x), .{shift2}(d), .s2_stream(st));\n\
+         \x20 assign bad = st != t[{top}:{}];\nendmodule\n",
+        STAGE2_STREAM - 1,
+        top - STAGE2_OFFSET,
+        PAYLOAD - STAGE2_STREAM
     );
+    parts.push(Part {
+        stem: "coding_decode2_stream".into(),
+        name: "coding decode2 stream".into(),
+        statement: "for every decompressor input, stage-1 stream x (cut) and stage-2 shift amount d (cut): the stage-2 stream is the top 68 bits of (x << 24) << d".into(),
+        wrapper: v,
+        cuts: vec![dec("s1_stream"), dec(&shift2)],
+        exposed: vec![dec("s2_stream")],
+        units: Units::Decompressor,
+    });
     let mut assume = base;
-    assume.extend(stage_fails(shape, 2, STAGE2_STREAM));
+    assume.extend(stage_fails(shape, 2, STAGE2_STREAM, true));
     assume.push("(s1_sym_index > 5'd16)".to_string());
     let w = wrapper(
         shape,
@@ -505,14 +595,14 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
         &assume,
         &["(ds != s)".to_string(), "de".to_string()],
     );
-    part(
+    parts.push(part(
         "coding_decode3",
         "for all (k, S, B) and stage-2 registers as decode stage 2 leaves them: the decoded symbols are S and the checks raise no error",
         w,
         &regs2,
         &[dec("dec15_symbols"), dec("s4_error_d")],
-        true,
-    );
+        Units::Both,
+    ));
     parts
 }
 
@@ -528,7 +618,7 @@ mod tests {
             predictors: vec![2, 3, 4],
         };
         let parts = parts(&shape);
-        assert_eq!(parts.len(), 7);
+        assert_eq!(parts.len(), 9);
         for p in &parts {
             assert!(
                 p.wrapper.starts_with(&format!("module {}(", p.stem)),
@@ -536,11 +626,28 @@ mod tests {
                 p.stem
             );
             assert!(p.wrapper.trim_end().ends_with("endmodule"), "{}", p.stem);
-            assert!(p.cuts.contains(&"mpc_compressor/w:s1_symbols".to_string()));
-            assert!(p
-                .wrapper
-                .contains("(m == 3'd2) | (m == 3'd3) | (m == 3'd4)"));
-            assert_eq!(p.decompressor, p.wrapper.contains("mpc_decompressor dec("));
+            assert_eq!(
+                p.units != Units::Compressor,
+                p.wrapper.contains("mpc_decompressor dec("),
+                "{}",
+                p.stem
+            );
+            // every part with the compressor cuts its stage-1 registers
+            // and speaks of predictor models only
+            let comp = p.units == Units::Compressor || p.units == Units::Both;
+            assert_eq!(
+                comp,
+                p.cuts.contains(&"mpc_compressor/w:s1_symbols".to_string()),
+                "{}",
+                p.stem
+            );
+            assert_eq!(
+                comp,
+                p.wrapper
+                    .contains("(m == 3'd2) | (m == 3'd3) | (m == 3'd4)"),
+                "{}",
+                p.stem
+            );
         }
         // each decode stage cuts what the stage before exposed
         let by = |stem: &str| parts.iter().find(|p| p.stem == stem).expect(stem);
@@ -552,6 +659,19 @@ mod tests {
         assert!(by("coding_decode3")
             .exposed
             .contains(&"mpc_decompressor/w:dec15_symbols".to_string()));
+        // the shift amounts: stated by the decode parts, cut by the stream
+        // parts
+        for (part, shift) in [("decode1", "dec5_shift"), ("decode2", "dec11_shift")] {
+            let w = format!("mpc_decompressor/w:{shift}");
+            assert!(by(&format!("coding_{part}")).exposed.contains(&w));
+            assert!(by(&format!("coding_{part}_stream")).cuts.contains(&w));
+        }
+        assert!(by("coding_decode2_stream")
+            .wrapper
+            .contains("wire [255:0] t = {x[231:0], 24'd0} << d;"));
+        assert!(by("coding_stream")
+            .wrapper
+            .contains("(bits != {k, {r0r_0, 120'd0} | ({r1r_8, 120'd0} >> p8)})"));
     }
 
     #[test]
