@@ -494,6 +494,7 @@ fn flags_that_do_not_apply_are_refused() {
             "--kernel",
         ),
         (&["bench", "--gpu-adapter", "0", "a.bin"], "--gpu"),
+        (&["bench", "--gpu-part-mib", "8", "a.bin"], "--gpu"),
         (&["calibrate", "--gpu-adapter", "0", "a.bin"], "--gpu"),
         (&["trace", "-m", "models/x", "--index", "3"], "--file"),
     ];

@@ -110,8 +110,8 @@ fn best_of(
     Ok(best)
 }
 
-/// Time `codec` on `dev` over `data` (one stream), best of `reps` passes
-/// each way, with one buffer set (the phase split) and with the engine's
+/// Time `codec` on `dev` over `data` (one stream) in windows of `window`
+/// input bytes, best of `reps` passes each way, with one buffer set (the phase split) and with the engine's
 /// buffer sets in flight (pipelined), inside `pool` (whose threads read and
 /// write beside the device). The container must equal `cpu_container`
 /// (the CPU engines' output for the same data) and decode back to `data`;
@@ -122,6 +122,7 @@ pub fn run(
     data: &[u8],
     cpu_container: &[u8],
     reps: usize,
+    window: usize,
     pool: &rayon::ThreadPool,
 ) -> Result<GpuBenchRow, BulkError> {
     let in_flight = dev.in_flight();
@@ -134,7 +135,7 @@ pub fn run(
     let mb = data.len() as f64 / 1e6;
     let mut packed = Vec::with_capacity(cpu_container.len() + 1024);
     let mut out = Vec::with_capacity(data.len());
-    let mut compress = || pool.install(|| gpu_compress(codec, dev, data, GPU_WINDOW, &mut packed));
+    let mut compress = || pool.install(|| gpu_compress(codec, dev, data, window, &mut packed));
     dev.set_in_flight(1)?;
     let serial = best_of(dev, reps, &mut compress);
     dev.set_in_flight(in_flight)?;
@@ -150,8 +151,7 @@ pub fn run(
             cpu_container.len()
         )));
     }
-    let mut decompress =
-        || pool.install(|| gpu_decompress(codec, dev, &packed, GPU_WINDOW, &mut out));
+    let mut decompress = || pool.install(|| gpu_decompress(codec, dev, &packed, window, &mut out));
     dev.set_in_flight(1)?;
     let serial = best_of(dev, reps, &mut decompress);
     dev.set_in_flight(in_flight)?;

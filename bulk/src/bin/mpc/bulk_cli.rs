@@ -286,6 +286,17 @@ pub struct BenchArgs {
     /// GPU adapter (see `mpc adapters`).
     #[arg(long, requires = "gpu")]
     gpu_adapter: Option<String>,
+    /// GPU engine windows to time, MiB of input each, made whole chunks of
+    /// the codec (a list times every window with every part size).
+    #[arg(long, requires = "gpu", value_delimiter = ',', default_value = "64",
+          value_parser = clap::value_parser!(u64).range(1..=256))]
+    gpu_window_mib: Vec<u64>,
+    /// GPU engine parts to time, MiB of input each (the unit of the
+    /// upload / kernels / download pipeline and of the device-resident
+    /// submissions).
+    #[arg(long, requires = "gpu", value_delimiter = ',', default_value = "8",
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    gpu_part_mib: Vec<u64>,
     /// Files or corpus directories (default ../shared/corpus).
     files: Vec<PathBuf>,
 }
@@ -866,7 +877,23 @@ fn gpu_bench(a: &BenchArgs, data: &[Vec<u8>], pool: &rayon::ThreadPool) -> Resul
                 &|_| {},
             )
         })?;
-        rows.push(gb::run(codec.as_ref(), &dev, &stream, &cpu, 2, pool)?);
+        // a window of `w` MiB in the codec's chunks
+        let chunk = bulk::stream::header_for(codec.as_ref(), &CompressOptions::default())?
+            .chunk_bytes()
+            .max(1);
+        let chunks_of =
+            |w: u64| ((w << 20) / chunk).clamp(1, bulk::stream::MAX_WINDOW as u64) as usize;
+        let sweep = a.gpu_window_mib.len() * a.gpu_part_mib.len() > 1;
+        for &w in &a.gpu_window_mib {
+            for &p in &a.gpu_part_mib {
+                dev.set_part_bytes((p as usize) << 20);
+                let mut row = gb::run(codec.as_ref(), &dev, &stream, &cpu, 2, chunks_of(w), pool)?;
+                if sweep {
+                    row.name = format!("{algo} w{w} p{p}");
+                }
+                rows.push(row);
+            }
+        }
     }
     out!("{}", gb::render(&rows))?;
     Ok(())
