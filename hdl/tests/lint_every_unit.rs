@@ -55,7 +55,7 @@ enum Source {
         opts: hdl::mpc::Options,
     },
     MagBdi {
-        table: Arc<Table>,
+        family: Arc<hdl::magbdi::Staged>,
         unit: hdl::Unit,
     },
     Dpc {
@@ -101,9 +101,9 @@ impl Job {
                 let out = hdl::family::generate(&config, &[*unit], &header);
                 (out.map_err(|e| e.to_string()), header)
             }
-            Source::MagBdi { table, unit } => {
-                let header = hdl::family::header(&**table, COMMAND);
-                let out = hdl::family::generate(&**table, &[*unit], &header);
+            Source::MagBdi { family, unit } => {
+                let header = hdl::family::header(&**family, COMMAND);
+                let out = hdl::family::generate(&**family, &[*unit], &header);
                 (out.map_err(|e| e.to_string()), header)
             }
             Source::Dpc { params, unit } => {
@@ -255,30 +255,49 @@ fn mpc_variant_jobs(jobs: &mut Vec<Job>) {
     }
 }
 
+/// Both units of 128/32/4 and 128/16/4 in both delta modes at the default
+/// depth, and the two-stage compressor of 128/16/4 signed and 128/32/4
+/// unsigned.
 fn magbdi_jobs(jobs: &mut Vec<Job>) {
-    for mag in [32, 16] {
-        for mode in [DeltaMode::Unsigned, DeltaMode::Signed] {
-            let params = Params::new(128, mag, 4, mode);
-            let table = Arc::new(
-                Table::new(params).unwrap_or_else(|e| panic!("MAG-aware BDI 128/{mag}/4: {e}")),
-            );
-            let config = hdl::magbdi::config_name(&params);
-            for unit in hdl::magbdi::UNITS {
-                jobs.push(Job {
-                    label: format!(
-                        "{}, {} stage, MAG-aware BDI block 128 B, MAG {mag} B, base 4 B, {mode} deltas",
-                        unit.module_name(),
-                        hdl::magbdi::LATENCY
-                    ),
-                    dir: format!("{config}-{}", unit.module_name()),
-                    module: unit.module_name(),
-                    stages: hdl::magbdi::LATENCY,
-                    source: Source::MagBdi {
-                        table: Arc::clone(&table),
-                        unit,
-                    },
-                });
-            }
+    use hdl::magbdi::{Staged, Stages, LATENCY};
+    for (mag, mode, stages) in [
+        (32, DeltaMode::Unsigned, LATENCY),
+        (32, DeltaMode::Signed, LATENCY),
+        (16, DeltaMode::Unsigned, LATENCY),
+        (16, DeltaMode::Signed, LATENCY),
+        (16, DeltaMode::Signed, 2),
+        (32, DeltaMode::Unsigned, 2),
+    ] {
+        let params = Params::new(128, mag, 4, mode);
+        let family = Arc::new(Staged {
+            table: Table::new(params).unwrap_or_else(|e| panic!("MAG-aware BDI 128/{mag}/4: {e}")),
+            stages: Stages::new(stages, LATENCY)
+                .unwrap_or_else(|e| panic!("MAG-aware BDI compressor stages: {e}")),
+        });
+        let config = hdl::magbdi::config_name(&params);
+        let units: &[hdl::Unit] = if stages == LATENCY {
+            &hdl::magbdi::UNITS
+        } else {
+            &[hdl::Unit::MagBdi(hdl::Side::Compressor)]
+        };
+        for &unit in units {
+            let stages = match unit.side() {
+                hdl::Side::Compressor => stages,
+                hdl::Side::Decompressor => LATENCY,
+            };
+            jobs.push(Job {
+                label: format!(
+                    "{}, {stages} stage(s), MAG-aware BDI block 128 B, MAG {mag} B, base 4 B, {mode} deltas",
+                    unit.module_name(),
+                ),
+                dir: format!("{config}-{}-{stages}", unit.module_name()),
+                module: unit.module_name(),
+                stages,
+                source: Source::MagBdi {
+                    family: Arc::clone(&family),
+                    unit,
+                },
+            });
         }
     }
 }

@@ -121,27 +121,36 @@ fn check(p: Params, n_random: usize) {
     check_blocks(p, &test_blocks(&p, &table, n_random));
 }
 
-/// The compressor and decompressor against golden on `blocks`.
-fn check_blocks(p: Params, blocks: &[Vec<u8>]) {
+/// The compressor with `stages` pipeline stages against golden on
+/// `blocks`, one block per cycle (the output `stages` cycles later).
+fn check_compressor(p: Params, blocks: &[Vec<u8>], stages: usize) {
     let codec = MagBdi::new(p).expect("params");
-    let table = codec.table().clone();
     let bb = p.block_bytes;
     let one = Bits::from_u128(1, 1).unwrap();
     let zero = Bits::from_u128(0, 1).unwrap();
-    // compressor
-    let comp = compressor::build(&table).expect("compressor builds");
+    let (comp, desc) = compressor::build_staged(codec.table(), stages).expect("compressor builds");
+    assert_eq!(desc.latency, stages);
     comp.emit(&[])
         .expect("compressor passes the generation-time lint");
     let mut sim = Sim::new(&comp).expect("sim");
     sim.set("rst", &one).unwrap();
     sim.step();
     sim.set("rst", &zero).unwrap();
-    sim.set("in_valid", &one).unwrap();
     sim.set("out_ready", &one).unwrap();
     let mut seen = std::collections::BTreeSet::new();
-    for b in blocks {
-        sim.set("in_block", &to_bits(b)).unwrap();
+    for t in 0..blocks.len() + stages - 1 {
+        match blocks.get(t) {
+            Some(b) => {
+                sim.set("in_block", &to_bits(b)).unwrap();
+                sim.set("in_valid", &one).unwrap();
+            }
+            None => sim.set("in_valid", &zero).unwrap(),
+        }
         sim.step();
+        let Some(b) = (t + 1).checked_sub(stages).and_then(|i| blocks.get(i)) else {
+            assert_eq!(sim.get_u128("out_valid").unwrap(), 0, "{p:?}: early output");
+            continue;
+        };
         let exp = codec.encode(b);
         seen.insert(exp.encoding);
         assert_eq!(sim.get_u128("out_valid").unwrap(), 1);
@@ -151,12 +160,22 @@ fn check_blocks(p: Params, blocks: &[Vec<u8>]) {
         want.resize(bb, 0);
         assert!(
             enc == exp.encoding && data == want,
-            "{p:?} block {b:02x?}: RTL enc {enc} data {data:02x?}, golden enc {} data {:02x?}",
+            "{p:?} ({stages} stages) block {b:02x?}: RTL enc {enc} data {data:02x?}, golden enc {} data {:02x?}",
             exp.encoding,
             exp.data
         );
     }
     assert!(seen.len() >= 2, "{p:?}: only encodings {seen:?} exercised");
+}
+
+/// The compressor and decompressor against golden on `blocks`.
+fn check_blocks(p: Params, blocks: &[Vec<u8>]) {
+    let codec = MagBdi::new(p).expect("params");
+    let table = codec.table().clone();
+    let bb = p.block_bytes;
+    let one = Bits::from_u128(1, 1).unwrap();
+    let zero = Bits::from_u128(0, 1).unwrap();
+    check_compressor(p, blocks, 1);
     // decompressor: golden outputs, garbage past the size, corrupted inputs
     let dec = decompressor::build(&table).expect("decompressor builds");
     dec.emit(&[])
@@ -290,6 +309,41 @@ fn small_mag_configurations_match_golden() {
         let blocks: Vec<Vec<u8>> = all.into_iter().step_by(stride).collect();
         check_blocks(p, &blocks);
     }
+}
+
+#[test]
+fn two_stage_compressor_matches_golden() {
+    // both delta modes, one to seven compressor units, and shared widths
+    for (b, m, k, mode, random) in [
+        (128, 16, 4, DeltaMode::Signed, 60),
+        (128, 32, 4, DeltaMode::Unsigned, 60),
+        (128, 64, 4, DeltaMode::Unsigned, 60),
+        (32, 1, 2, DeltaMode::Unsigned, 20),
+    ] {
+        let p = Params::new(b, m, k, mode);
+        let table = Table::new(p).expect("params");
+        check_compressor(p, &test_blocks(&p, &table, random), 2);
+    }
+}
+
+#[test]
+fn depths_out_of_range_are_refused() {
+    let table = Table::new(Params::new(128, 32, 4, DeltaMode::Unsigned)).expect("params");
+    for stages in [0, hdl::magbdi::MAX_COMPRESSOR_STAGES + 1] {
+        let e = compressor::build_staged(&table, stages).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("pipeline stages of `bdi_compressor`"),
+            "{e}"
+        );
+    }
+    let e =
+        decompressor::build_staged(&table, hdl::magbdi::MAX_DECOMPRESSOR_STAGES + 1).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("pipeline stages of `bdi_decompressor`"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -40,6 +40,8 @@ pub enum MagBdiSimError {
 #[derive(Clone, Debug)]
 pub struct MagBdiConfig {
     pub params: Params,
+    /// Pipeline stages of the compressor (`hdl::magbdi::Stages`).
+    pub compressor_stages: usize,
     pub sims: Vec<Simulator>,
     pub units: Vec<Unit>,
     pub blocks: usize,
@@ -50,6 +52,9 @@ pub struct MagBdiConfig {
     /// Root of the work directories (`<build>/<config name>/`).
     pub build: PathBuf,
 }
+
+/// The compressor's default depth (the decompressor has one).
+pub const DEFAULT_STAGES: usize = hdl::magbdi::LATENCY;
 
 /// Test blocks: corner cases (zeros, ones, every value equal to the base,
 /// deltas exactly at and one past each width's limit, on both bases, both
@@ -445,7 +450,8 @@ fn expect_of(codec: &MagBdi, unit: Unit, input: &LeBus) -> Expect {
     }
 }
 
-/// Unit `unit` as a [`StreamTarget`] on `n` vectors (mutation testing).
+/// Unit `unit` at the default depth as a [`StreamTarget`] on `n` vectors
+/// (mutation testing).
 pub fn target(
     params: Params,
     unit: Unit,
@@ -453,9 +459,21 @@ pub fn target(
     seed: u64,
     corpus: Option<&Path>,
 ) -> Result<StreamTarget, MagBdiSimError> {
+    target_staged(params, DEFAULT_STAGES, unit, n, seed, corpus)
+}
+
+/// [`target`] with a compressor of `compressor_stages` pipeline stages.
+pub fn target_staged(
+    params: Params,
+    compressor_stages: usize,
+    unit: Unit,
+    n: usize,
+    seed: u64,
+    corpus: Option<&Path>,
+) -> Result<StreamTarget, MagBdiSimError> {
     let codec = MagBdi::new(params)?;
     let (module, desc) = match unit {
-        Unit::Compressor => hdl::magbdi::compressor::build_described(codec.table()),
+        Unit::Compressor => hdl::magbdi::compressor::build_staged(codec.table(), compressor_stages),
         Unit::Decompressor => hdl::magbdi::decompressor::build_described(codec.table()),
         Unit::Loopback => return Err(MagBdiSimError::Loopback),
     }
@@ -497,7 +515,10 @@ pub fn run(cfg: &MagBdiConfig) -> Result<Vec<StreamReport>, MagBdiSimError> {
     let name = hdl::magbdi::config_name(&cfg.params);
     let root = cfg.build.join(&name);
     let cmdline = hdl::unit_dir::this_command();
-    let paths = hdl::magbdi::write_units(cfg.params, &root, &hdl::magbdi::UNITS, &cmdline)?;
+    let stages = hdl::magbdi::Stages::new(cfg.compressor_stages, hdl::magbdi::LATENCY)
+        .map_err(hdl::GenError::from)?;
+    let paths =
+        hdl::magbdi::write_units_staged(cfg.params, stages, &root, &hdl::magbdi::UNITS, &cmdline)?;
     let params_json = root.join("params.json");
     let described = hdl::unit::read_units(&params_json)?;
     let latency = |side: hdl::Side| {

@@ -14,6 +14,7 @@ fn bdi_units_match_golden_on_icarus() {
     }
     let cfg = MagBdiConfig {
         params: Params::new(128, 16, 4, DeltaMode::Signed),
+        compressor_stages: testbench::magbdi::DEFAULT_STAGES,
         sims: vec![Simulator::Icarus],
         units: Unit::ALL.to_vec(),
         blocks: 150,
@@ -30,6 +31,44 @@ fn bdi_units_match_golden_on_icarus() {
     }
 }
 
+/// The two-stage compressor, alone and in the loopback, with stalls and
+/// resets.
+#[test]
+fn two_stage_compressor_matches_golden_on_icarus() {
+    if !stream_unit::icarus_or_skip() {
+        return;
+    }
+    let cfg = MagBdiConfig {
+        params: Params::new(128, 32, 4, DeltaMode::Unsigned),
+        compressor_stages: 2,
+        sims: vec![Simulator::Icarus],
+        units: vec![Unit::Compressor, Unit::Loopback],
+        blocks: 120,
+        seed: 5,
+        corpus: stream_unit::test_corpus(),
+        stall: 0.3,
+        resets: 2,
+        build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bdi-cosim-2"),
+    };
+    let reports = run(&cfg).expect("co-simulation runs");
+    assert_eq!(reports.len(), 2);
+    for r in &reports {
+        assert!(r.ok(), "{}", r.render());
+    }
+    let params_json = cfg
+        .build
+        .join(hdl::magbdi::config_name(&cfg.params))
+        .join("params.json");
+    let units = hdl::unit::read_units(&params_json).expect("params.json");
+    let latency = |module| {
+        hdl::unit::find(&units, module, &params_json)
+            .expect("unit described")
+            .latency
+    };
+    assert_eq!(latency(hdl::magbdi::compressor::MODULE), 2);
+    assert_eq!(latency(hdl::magbdi::decompressor::MODULE), 1);
+}
+
 /// A run of no vectors goes through the simulator and the record parser,
 /// and is reported as not a pass.
 #[test]
@@ -39,6 +78,7 @@ fn a_run_of_no_vectors_is_not_a_pass() {
     }
     let cfg = MagBdiConfig {
         params: Params::new(128, 32, 4, DeltaMode::Unsigned),
+        compressor_stages: testbench::magbdi::DEFAULT_STAGES,
         sims: vec![Simulator::Icarus],
         units: vec![Unit::Compressor],
         blocks: 0,

@@ -114,6 +114,11 @@ struct MagBdiArgs {
     /// Delta mode, `unsigned` (leading zeros) or `signed`.
     #[arg(long, default_value = "unsigned")]
     mode: golden::magbdi::DeltaMode,
+    /// Pipeline stages of the compressor (1 or 2): 2 registers the bases
+    /// between their selection and the fit checks, for a shorter clock
+    /// period [default: 1, the paper's 1-cycle compression].
+    #[arg(long)]
+    compressor_stages: Option<usize>,
 }
 
 #[derive(Args)]
@@ -325,6 +330,7 @@ impl Flat {
                 mag,
                 base,
                 mode,
+                compressor_stages: None,
             }),
         })
     }
@@ -346,7 +352,11 @@ fn gen_magbdi(a: MagBdiArgs, command_line: &str) -> Result<Vec<PathBuf>> {
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("build").join(hdl::magbdi::config_name(&p)));
-    hdl::magbdi::write_units(p, &out, &hdl::magbdi::UNITS, command_line)
+    let stages = hdl::magbdi::Stages::new(
+        a.compressor_stages.unwrap_or(hdl::magbdi::LATENCY),
+        hdl::magbdi::LATENCY,
+    )?;
+    hdl::magbdi::write_units_staged(p, stages, &out, &hdl::magbdi::UNITS, command_line)
         .with_context(|| format!("generating MAG-aware BDI into {}", out.display()))
 }
 

@@ -3,15 +3,20 @@
 //! The base and the bitmask sit at the same place for every size; only the
 //! delta fields move. Per delta width the fields are cut from `in_data` and
 //! zero- or sign-extended; a one-hot select by `in_enc` (`sel<i>`, or
-//! `sel_d<width>` for sizes sharing a width) picks them (`ext<j>`), and
-//! one adder per value adds the base where the bitmask bit is set: the
-//! paper's vector add. `in_enc` past the raw code, or non-zero padding
-//! after the deltas of the chosen size, is an error (`out_error`,
-//! `out_block` zero). Registers: `s1_block`, `s1_error`.
+//! `sel_d<width>` for sizes sharing a width) picks them (`ext<j>`, as wide
+//! as the widest field), and one prefix adder per value (`add<j>`, one bit
+//! wider than the widest field) adds the base's low bits where the bitmask
+//! bit is set: the paper's vector add. Above the widest field, the sum is
+//! the base's high part, that plus one (`base_hi_plus1`) or, for a
+//! negative signed field, minus one (`base_hi_minus1`), chosen by the
+//! adder's carry and the field's sign. `in_enc` past the raw code, or
+//! non-zero padding after the deltas of the chosen size, is an error
+//! (`out_error`, `out_block` zero). Registers: `s1_block`, `s1_error`.
 
 use golden::magbdi::{DeltaMode, Table};
 
-use crate::circuits::{eq_const, k, onehot_mux, wire};
+use super::{check_stages, onehot_select};
+use crate::circuits::{eq_const, k, sub_prefix, wire};
 use crate::ir::{Expr, IrError, Module};
 use crate::mpc::probes::Probes;
 use crate::stream::StreamUnit;
@@ -24,8 +29,15 @@ pub fn build(table: &Table) -> Result<Module, IrError> {
     Ok(build_described(table)?.0)
 }
 
-/// Build `bdi_decompressor` with its description.
+/// Build `bdi_decompressor` at the default depth with its description.
 pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrError> {
+    build_staged(table, super::LATENCY)
+}
+
+/// Build `bdi_decompressor` with `stages` pipeline stages and its
+/// description.
+pub fn build_staged(table: &Table, stages: usize) -> Result<(Module, UnitDescription), IrError> {
+    check_stages(MODULE, stages, super::MAX_DECOMPRESSOR_STAGES)?;
     let p = &table.params;
     let n = p.values() as u32;
     let w = 8 * p.base_bytes as u32;
@@ -62,6 +74,10 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
     // sizes sharing a delta width share the field layout: one field
     // select per width (`widths`: the width and its sizes)
     let mut widths: Vec<(u32, Vec<usize>)> = Vec::new();
+    // the widest delta field: the fields, extended to it, are added to the
+    // base's low bits; above it the sum is the base's high part, plus the
+    // carry (minus the sign of a signed field)
+    let dmax = table.sizes.iter().map(|s| s.delta_bits).max().unwrap_or(1);
     let mut exts: Vec<Vec<Expr>> = vec![Vec::new(); n as usize];
     for (i, s) in table.sizes.iter().enumerate() {
         let d = s.delta_bits;
@@ -79,12 +95,14 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
         widths.push((d, vec![i]));
         for j in 0..n {
             let f = bits(w + n + j * d, d)?;
-            let x = if d == w {
+            let x = if d == dmax {
                 f
             } else {
                 match p.mode {
-                    DeltaMode::Unsigned => f.zext(w)?,
-                    DeltaMode::Signed => Expr::concat([f.bit(d - 1)?.repeat(w - d)?, f.clone()])?,
+                    DeltaMode::Unsigned => f.zext(dmax)?,
+                    DeltaMode::Signed => {
+                        Expr::concat([f.bit(d - 1)?.repeat(dmax - d)?, f.clone()])?
+                    }
                 }
             };
             exts[j as usize].push(x);
@@ -105,27 +123,71 @@ pub fn build_described(table: &Table) -> Result<(Module, UnitDescription), IrErr
         .collect::<Result<Vec<_>, _>>()?;
     let raw = wire(m, "sel_raw", eq_const(&in_enc, table.raw_code() as u128)?)?;
     let known = sel.iter().try_fold(raw.clone(), |a, s| a.or(s))?;
-    let pad_good = onehot_mux(&sel, &pad_ok)?;
+    let pad_good = onehot_select(&sel, &pad_ok)?;
     let error = wire(
         m,
         "error",
         known.not().or(&raw.not().and(&pad_good.not())?)?,
     )?;
+    // the base's high part, and plus and minus one (shared by every value)
+    let h = w - dmax;
+    let base_lo = base.slice(dmax - 1, 0)?;
+    let base_hi = base.slice(w - 1, dmax)?;
+    let one = k(1, h)?;
+    let inc = sub_prefix(m, "base_inc", &base_hi.not(), &one)?.not();
+    let hi_plus = wire(m, "base_hi_plus1", inc)?;
+    let hi_minus = match p.mode {
+        DeltaMode::Signed => {
+            let dec = sub_prefix(m, "base_dec", &base_hi, &one)?;
+            Some(wire(m, "base_hi_minus1", dec)?)
+        }
+        DeltaMode::Unsigned => None,
+    };
+    let exts = (0..n)
+        .map(|j| {
+            wire(
+                m,
+                &format!("ext{j}"),
+                onehot_select(&width_sel, &exts[j as usize])?,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // base_lo + ext, one bit wider for the carry, per value (one wire)
+    let lane = dmax + 1;
+    let base_lo = base_lo.zext(lane)?;
+    let sums = exts
+        .iter()
+        .rev()
+        .map(|x| base_lo.add(&x.zext(lane)?))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sums = wire(m, "sums", Expr::concat(sums)?)?;
     let mut vals = Vec::with_capacity(n as usize);
-    for j in 0..n {
-        let ext = wire(
-            m,
-            &format!("ext{j}"),
-            onehot_mux(&width_sel, &exts[j as usize])?,
-        )?;
-        let plus = ext.add(&base)?;
+    for (j, ext) in (0..n).zip(exts) {
+        let low = sums.slice(lane * j + dmax, lane * j)?;
+        let carry = low.bit(dmax)?;
+        let (high, ext_hi) = match &hi_minus {
+            None => (Expr::mux(&carry, &hi_plus, &base_hi)?, k(0, h)?),
+            Some(minus) => {
+                let sign = ext.bit(dmax - 1)?;
+                (
+                    Expr::mux(
+                        &sign,
+                        &Expr::mux(&carry, &base_hi, minus)?,
+                        &Expr::mux(&carry, &hi_plus, &base_hi)?,
+                    )?,
+                    sign.repeat(h)?,
+                )
+            }
+        };
+        let plus = Expr::concat([high, low.slice(dmax - 1, 0)?])?;
+        let ext = Expr::concat([ext_hi, ext])?;
         vals.push(Expr::mux(&mask.bit(n - 1 - j)?, &plus, &ext)?);
     }
     let decoded = wire(m, "decoded", Expr::concat(vals.into_iter().rev())?)?;
     let block = Expr::mux(&raw, &in_data, &decoded)?;
-    let block = Expr::mux(&error, &k(0, bus)?, &block)?;
+    let block = block.and(&error.not().repeat(bus)?)?;
 
-    let mut u = u.pipeline(super::LATENCY)?;
+    let mut u = u.pipeline(stages)?;
     let s1_block = u.reg(1, "block", block)?;
     let s1_error = u.reg(1, "error", error)?;
     let mut probes = Probes::default();

@@ -2,10 +2,13 @@
 //! (docs/hw/mag-bdi.md) from a [`golden::magbdi::Params`].
 //!
 //! * [`compressor`]: one compressor unit per delta width of Eq. 1 in
-//!   parallel, the priority select (smallest size first, else raw) and a
-//!   registered output; one block per cycle, latency 1.
+//!   parallel (prefix-tree base select, per-value fit checks without a
+//!   full-width subtraction), the one-hot select of the smallest size that
+//!   fits (else raw) and a registered output; one block per cycle, latency
+//!   1 by default, 2 with the base selection in a stage of its own.
 //! * [`decompressor`]: field extraction per size, a select by the encoding,
-//!   and one vector add with the bitmask; latency 1.
+//!   and one vector add (prefix adders on the fields' bits, the base's high
+//!   part plus or minus one above them) with the bitmask; latency 1.
 
 pub mod compressor;
 pub mod decompressor;
@@ -14,8 +17,9 @@ use std::path::{Path, PathBuf};
 
 use golden::magbdi::{Params, Table};
 
+use crate::circuits::{k, wire};
 use crate::family::{Family, GenError, Side, Unit};
-use crate::ir::{IrError, Module};
+use crate::ir::{Expr, IrError, Module};
 use crate::params::{FamilyParams, MagBdiKeys, SizeEntry};
 use crate::unit::UnitDescription;
 
@@ -25,8 +29,17 @@ pub const UNITS: [Unit; 2] = [
     Unit::MagBdi(Side::Decompressor),
 ];
 
-/// Pipeline latency of both units (registered outputs).
+/// Pipeline latency of both units at the default depth (registered
+/// outputs): the paper's 1-cycle compression and decompression.
 pub const LATENCY: usize = 1;
+
+/// The deepest pipeline of the compressor (stage 1: the zero-base checks
+/// and the base of every compressor unit; stage 2: the rest).
+pub const MAX_COMPRESSOR_STAGES: usize = 2;
+
+/// The deepest pipeline of the decompressor: one stage (its field select
+/// and prefix adders meet the MPC units' clock in one).
+pub const MAX_DECOMPRESSOR_STAGES: usize = 1;
 
 /// The default output directory name: `bdi-<block>-<mag>-<base>[-signed]`
 /// (`bdi-128-32-4` for 128-byte blocks, a 32-byte MAG and 4-byte bases).
@@ -114,13 +127,246 @@ pub fn write_units(
     crate::family::write_units(&Table::new(params)?, out_dir, units, command_line)
 }
 
+/// The pipeline depths of both units (the decompressor's one stage, kept
+/// here so that both units are described alike).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stages {
+    /// Stages of `bdi_compressor` (1 to [`MAX_COMPRESSOR_STAGES`]).
+    pub compressor: usize,
+    /// Stages of `bdi_decompressor` (1 to [`MAX_DECOMPRESSOR_STAGES`]).
+    pub decompressor: usize,
+}
+
+impl Default for Stages {
+    fn default() -> Stages {
+        Stages {
+            compressor: LATENCY,
+            decompressor: LATENCY,
+        }
+    }
+}
+
+impl Stages {
+    /// Both depths, checked against their ranges.
+    pub fn new(compressor: usize, decompressor: usize) -> Result<Stages, IrError> {
+        check_stages(compressor::MODULE, compressor, MAX_COMPRESSOR_STAGES)?;
+        check_stages(decompressor::MODULE, decompressor, MAX_DECOMPRESSOR_STAGES)?;
+        Ok(Stages {
+            compressor,
+            decompressor,
+        })
+    }
+}
+
+/// `stages` of `module` within 1..=`max`.
+pub(crate) fn check_stages(module: &str, stages: usize, max: usize) -> Result<(), IrError> {
+    if (1..=max).contains(&stages) {
+        Ok(())
+    } else {
+        Err(IrError::ParameterOutOfRange {
+            what: format!("pipeline stages of `{module}`"),
+            value: stages as u64,
+            min: 1,
+            max: max as u64,
+        })
+    }
+}
+
+/// A size table with the pipeline depths of its units: what `gen magbdi`
+/// generates ([`Table`] alone is the default depth).
+#[derive(Clone, Debug)]
+pub struct Staged {
+    pub table: Table,
+    pub stages: Stages,
+}
+
+impl Family for Staged {
+    const NAME: &'static str = <Table as Family>::NAME;
+    const UNITS: &'static [Unit] = &UNITS;
+
+    fn build(&self, unit: Unit) -> Result<(Module, UnitDescription), GenError> {
+        Ok(match unit {
+            Unit::MagBdi(Side::Compressor) => {
+                compressor::build_staged(&self.table, self.stages.compressor)?
+            }
+            Unit::MagBdi(Side::Decompressor) => {
+                decompressor::build_staged(&self.table, self.stages.decompressor)?
+            }
+            other => return Err(Self::other_family(other)),
+        })
+    }
+
+    fn header_lines(&self) -> Vec<String> {
+        let mut lines = self.table.header_lines();
+        if self.stages != Stages::default() {
+            lines.push(format!(
+                "Pipeline stages: compressor {}, decompressor {}",
+                self.stages.compressor, self.stages.decompressor
+            ));
+        }
+        lines
+    }
+
+    fn params(&self) -> FamilyParams {
+        self.table.params()
+    }
+}
+
+/// [`write_units`] at the pipeline depths `stages`.
+pub fn write_units_staged(
+    params: Params,
+    stages: Stages,
+    out_dir: &Path,
+    units: &[Unit],
+    command_line: &str,
+) -> Result<Vec<PathBuf>, GenError> {
+    let staged = Staged {
+        table: Table::new(params)?,
+        stages: Stages::new(stages.compressor, stages.decompressor)?,
+    };
+    crate::family::write_units(&staged, out_dir, units, command_line)
+}
+
+/// Inclusive prefix OR of `flags` (bit `j`: the OR of bits `0..=j`) as a
+/// Kogge-Stone tree: ceil(log2 n) levels of 2-input ORs, each level the
+/// named wire `<name>_or<span>`.
+pub(crate) fn prefix_or(m: &mut Module, name: &str, flags: &Expr) -> Result<Expr, IrError> {
+    let n = flags.width();
+    let mut cur = flags.clone();
+    let mut span = 1u32;
+    while span < n {
+        let bits = (0..n)
+            .map(|j| {
+                if j >= span {
+                    cur.bit(j)?.or(&cur.bit(j - span)?)
+                } else {
+                    cur.bit(j)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        span *= 2;
+        cur = wire(
+            m,
+            &format!("{name}_or{span}"),
+            Expr::concat(bits.into_iter().rev())?,
+        )?;
+    }
+    Ok(cur)
+}
+
+/// The one-hot of the lowest set bit of `flags` (bit `j`: flag `j` set and
+/// none below it, from the [`prefix_or`] of the flags but the last) and
+/// whether no flag is set.
+pub(crate) fn first_one(
+    m: &mut Module,
+    name: &str,
+    flags: &Expr,
+) -> Result<(Vec<Expr>, Expr), IrError> {
+    let n = flags.width();
+    let top = flags.bit(n - 1)?;
+    if n == 1 {
+        return Ok((vec![top.clone()], top.not()));
+    }
+    let below = prefix_or(m, name, &flags.slice(n - 2, 0)?)?;
+    let first = (0..n)
+        .map(|j| {
+            let f = flags.bit(j)?;
+            if j == 0 {
+                Ok(f)
+            } else {
+                f.and(&below.bit(j - 1)?.not())
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((first, below.bit(n - 2)?.or(&top)?.not()))
+}
+
+/// The first of `values` (of one width) whose bit of `covered` is clear,
+/// zero when every bit is set, as a balanced tree of 2:1 muxes: a node
+/// takes its lower half's pick when a bit of that half is clear (a NAND
+/// over `covered`, ready before the values reach the node), else its upper
+/// half's; only the last value is masked by its bit (it is reached only
+/// when every other bit is set). Each level is the named wire
+/// `<name>_pick<level>`.
+pub(crate) fn first_uncovered(
+    m: &mut Module,
+    name: &str,
+    covered: &Expr,
+    values: &[Expr],
+) -> Result<Expr, IrError> {
+    let n = values.len();
+    let width = values.first().map_or(1, Expr::width);
+    let mut level: Vec<Expr> = values.to_vec();
+    if let Some(last) = level.last_mut() {
+        *last = last.and(&covered.bit(n as u32 - 1)?.not().repeat(width)?)?;
+    }
+    // nodes of this level cover `span` values each
+    let mut span = 1usize;
+    let mut depth = 0;
+    while level.len() > 1 {
+        let next = level
+            .chunks(2)
+            .enumerate()
+            .map(|(k, pair)| match pair {
+                [lo, hi] => {
+                    let first = (2 * k * span) as u32;
+                    let sel = covered
+                        .slice(first + span as u32 - 1, first)?
+                        .reduce_and()
+                        .not();
+                    Expr::mux(&sel, lo, hi)
+                }
+                _ => Ok(pair[0].clone()),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        span *= 2;
+        depth += 1;
+        level = if next.len() > 1 {
+            let all = wire(
+                m,
+                &format!("{name}_pick{depth}"),
+                Expr::concat(next.iter().rev().cloned())?,
+            )?;
+            (0..next.len() as u32)
+                .map(|i| all.slice(width * i + width - 1, width * i))
+                .collect::<Result<_, _>>()?
+        } else {
+            next
+        };
+    }
+    Ok(level.remove(0))
+}
+
+/// The OR of `terms` (of one width) as a balanced tree.
+pub(crate) fn or_tree(terms: Vec<Expr>, width: u32) -> Result<Expr, IrError> {
+    let mut level = terms;
+    if level.is_empty() {
+        return k(0, width);
+    }
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|p| p.iter().skip(1).try_fold(p[0].clone(), |a, b| a.or(b)))
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(level.remove(0))
+}
+
+/// The OR of `values[i]` where the one-hot `select[i]` is high, as an AND
+/// per value and a balanced OR tree.
+pub(crate) fn onehot_select(select: &[Expr], values: &[Expr]) -> Result<Expr, IrError> {
+    let width = values.first().map_or(1, Expr::width);
+    let terms = select
+        .iter()
+        .zip(values)
+        .map(|(s, v)| v.and(&s.repeat(width)?))
+        .collect::<Result<Vec<_>, _>>()?;
+    or_tree(terms, width)
+}
+
 /// Whether the `w`-bit expression `v` fits a `d`-bit delta field: unsigned,
 /// the top `w-d` bits are zero; signed, the top `w-d+1` bits are all equal.
-pub(crate) fn fits(
-    v: &crate::ir::Expr,
-    d: u32,
-    mode: golden::magbdi::DeltaMode,
-) -> Result<crate::ir::Expr, IrError> {
+pub(crate) fn fits(v: &Expr, d: u32, mode: golden::magbdi::DeltaMode) -> Result<Expr, IrError> {
     let w = v.width();
     match mode {
         golden::magbdi::DeltaMode::Unsigned => Ok(v.slice(w - 1, d)?.reduce_or().not()),

@@ -331,6 +331,10 @@ struct MagBdiArgs {
     base: usize,
     #[arg(long, default_value = "unsigned")]
     mode: DeltaMode,
+    /// Pipeline stages of the compressor (1 or 2; `gen magbdi
+    /// --compressor-stages`) [default: 1].
+    #[arg(long)]
+    compressor_stages: Option<usize>,
     /// Unit(s), one or a comma-separated list.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     unit: Vec<UnitArg>,
@@ -508,6 +512,9 @@ fn run_magbdi(cli: MagBdiArgs) -> Result<bool> {
     let corpus = c.corpus();
     let cfg = MagBdiConfig {
         params: Params::new(cli.block, cli.mag, cli.base, cli.mode),
+        compressor_stages: cli
+            .compressor_stages
+            .unwrap_or(testbench::magbdi::DEFAULT_STAGES),
         sims,
         units: units_of(&cli.unit),
         blocks: c.blocks,
@@ -519,8 +526,8 @@ fn run_magbdi(cli: MagBdiArgs) -> Result<bool> {
     };
     let reports = testbench::magbdi::run(&cfg)?;
     println!(
-        "cosim magbdi: block {} MAG {} base {} {} seed {} ({} vectors per unit)",
-        cli.block, cli.mag, cli.base, cli.mode, c.seed, cfg.blocks
+        "cosim magbdi: block {} MAG {} base {} {}, compressor stages {}, seed {} ({} vectors per unit)",
+        cli.block, cli.mag, cli.base, cli.mode, cfg.compressor_stages, c.seed, cfg.blocks
     );
     Ok(stream_unit::print_reports("cosim magbdi", &reports))
 }
