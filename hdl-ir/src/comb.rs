@@ -29,6 +29,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::bits::Bits;
 use crate::error::IrError;
 use crate::expr::Expr;
 use crate::module::{Decl, Driver, Module};
@@ -522,6 +523,38 @@ pub fn transparent_cut(
     Ok(out)
 }
 
+/// View `m` with the inputs of `values` fixed to those constants (they
+/// become wires): the equivalence checker then compares the view only at
+/// those values, a much smaller problem where they are the settings of a
+/// wide multiplexer or network (a unit's configuration). An error names
+/// a value that is not an input of `m` or whose width differs.
+pub fn pin_inputs(
+    m: &Module,
+    values: &std::collections::BTreeMap<String, Bits>,
+) -> Result<Module, IrError> {
+    let mut out = m.clone();
+    for (name, v) in values {
+        let s = m.signal(name).ok_or_else(|| IrError::Mutation {
+            detail: format!("`{name}` is not a signal of `{}`", m.name),
+        })?;
+        let d = &mut out.decls[s.index];
+        if d.kind != SignalKind::Input {
+            return Err(IrError::Mutation {
+                detail: format!("`{name}` is not an input of `{}`", m.name),
+            });
+        }
+        if v.width() != d.width {
+            return Err(IrError::Mutation {
+                detail: format!("`{name}` has {} bits, not {}", d.width, v.width()),
+            });
+        }
+        d.kind = SignalKind::Wire;
+        d.unused = vec![(d.width - 1, 0)];
+        out.drivers[s.index] = Some(Driver::Assign(Expr::bits(v.clone())));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -583,6 +616,22 @@ mod tests {
             s.expr().cmp_ne(&Expr::constant(3, 4)?)
         };
         let view = transparent_cut(&m, &["y".to_string()], &cuts, Some(&not3))?;
+        // pinned at shadow 5: y = a + 5, and `shadow` is no input any more
+        let mut pins = std::collections::BTreeMap::new();
+        pins.insert("shadow".to_string(), Bits::from_u128(5, 4)?);
+        let pinned = pin_inputs(&view, &pins)?;
+        assert!(pin_inputs(&view, &{
+            let mut p = pins.clone();
+            p.insert("y".to_string(), Bits::from_u128(1, 4)?);
+            p
+        })
+        .is_err());
+        assert!(!pinned.ports().iter().any(|p| &*p.name == "shadow"));
+        let mut ps = Sim::new(&pinned)?;
+        for a in [0u128, 6, 15] {
+            ps.set_u128("a", a)?;
+            assert_eq!(ps.get_u128("y")?, (a + 5) & 15);
+        }
         let mut sim = Sim::new(&view)?;
         for (a, s) in [(1u128, 2u128), (7, 9), (5, 3)] {
             sim.set_u128("a", a)?;

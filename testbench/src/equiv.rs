@@ -526,6 +526,125 @@ pub fn decide_all_with(
     .collect()
 }
 
+/// Input port values (bits least significant first).
+pub type Ports = BTreeMap<String, Vec<bool>>;
+
+/// Counterexamples at given configurations: for each mutation of `muts`,
+/// the views of the unit and of the mutant (as [`decide_all_with`] makes
+/// them, `view`'s cuts and mixed registers as inputs) with the inputs of
+/// `pins[k]` fixed to those values ([`comb::pin_inputs`]), compared with
+/// ABC's `&cec` and, where they differ, SAT on their miter for the other
+/// inputs ([`miter_counterexample`]); `pins` in order until one gives a
+/// counterexample (`dir/m<id>/pin<k>/`). With a unit's configuration
+/// fixed, its wide multiplexers and networks are constants and the miter
+/// is that of the data path alone: much smaller than the full views'. The
+/// counterexample holds the pinned values too. `None`: no configuration
+/// of `pins` gave one within `seconds` each (or the mutation's outputs are
+/// out of the views' scope); with the time each took.
+pub fn pinned_counterexamples(
+    module: &Module,
+    muts: &[Mutation],
+    dir: &Path,
+    seconds: u32,
+    jobs: usize,
+    view: &View<'_>,
+    pins: &[BTreeMap<String, hdl::ir::Bits>],
+) -> Result<Vec<(Option<Ports>, f64)>, EquivError> {
+    let assume = || {
+        view.assume
+            .map(|a| a as &dyn Fn(&mut Module) -> Result<hdl::ir::Expr, hdl::ir::IrError>)
+    };
+    let mut view_inputs = view.cuts.clone();
+    view_inputs.extend(comb::mixed_registers(module, &view.cuts));
+    let scopes: Vec<Option<Vec<String>>> = muts
+        .iter()
+        .map(|mu| comb::data_path_scope_cut(module, mu, &view.cuts).ok())
+        .collect();
+    let mut golds: Vec<Vec<String>> = Vec::new();
+    for o in scopes.iter().flatten() {
+        if !golds.contains(o) {
+            golds.push(o.clone());
+        }
+    }
+    let header = |what: &str| {
+        vec![format!(
+            "Combinational view of {what} at a fixed configuration, for the equivalence check of mutants: not a design file."
+        )]
+    };
+    let pinned = |m: &Module, outputs: &[String], k: usize| -> Result<Module, hdl::ir::IrError> {
+        let v = comb::transparent_cut(m, outputs, &view_inputs, assume())?;
+        comb::pin_inputs(&v, &pins[k])
+    };
+    let gold_dir = |g: usize, k: usize| dir.join(format!("pinned-gold{g}-{k}"));
+    crate::work_queue(golds.len() * pins.len(), jobs, |n| {
+        let (g, k) = (n / pins.len(), n % pins.len());
+        let d = gold_dir(g, k);
+        std::fs::create_dir_all(&d).map_err(io(&d))?;
+        let v = pinned(module, &golds[g], k).map_err(|source| EquivError::Ir {
+            mutation: "(none)".to_string(),
+            source,
+        })?;
+        to_aiger(&v, &header("the unit as generated"), &d, "view")
+    })
+    .into_iter()
+    .collect::<Result<Vec<()>, EquivError>>()?;
+    crate::work_queue(muts.len(), jobs, |i| {
+        let mu = &muts[i];
+        let t0 = Instant::now();
+        let Some(outputs) = &scopes[i] else {
+            return Ok((None, 0.0));
+        };
+        let g = golds.iter().position(|o| o == outputs).unwrap_or(0);
+        let ir = |source| EquivError::Ir {
+            mutation: mu.text.clone(),
+            source,
+        };
+        let mutant = mutate::apply(module, mu).map_err(ir)?;
+        for (k, pin) in pins.iter().enumerate() {
+            let gold = gold_dir(g, k);
+            let d = dir.join(format!("m{}", mu.id)).join(format!("pin{k}"));
+            std::fs::create_dir_all(&d).map_err(io(&d))?;
+            let v = pinned(&mutant, outputs, k).map_err(ir)?;
+            to_aiger(&v, &header(&format!("mutant `{}`", mu.text)), &d, "view")?;
+            let gold_map_path = gold.join("view.map");
+            let map = std::fs::read_to_string(&gold_map_path).map_err(io(&gold_map_path))?;
+            let gold_aig = gold.join("view.aig");
+            let script = format!("&r {}; &cec view.aig", gold_aig.display());
+            let limit = Duration::from_secs(u64::from(seconds));
+            let Some(t) = run_limited(
+                "yosys-abc",
+                &["-c", &script],
+                &d,
+                &d.join("abc-fast.txt"),
+                limit,
+            )?
+            else {
+                continue;
+            };
+            if !t.contains("NOT EQUIVALENT") {
+                continue;
+            }
+            let found = miter_counterexample(
+                &gold_aig,
+                &d,
+                "view.aig",
+                disproved_output(&t),
+                seconds,
+                &map,
+            )?;
+            if let Some(mut ports) = found {
+                for (name, b) in pin {
+                    ports.insert(name.clone(), (0..b.width()).map(|j| b.bit(j)).collect());
+                }
+                return Ok((Some(ports), t0.elapsed().as_secs_f64()));
+            }
+        }
+        Ok((None, t0.elapsed().as_secs_f64()))
+    })
+    .into_iter()
+    .collect()
+}
+
 /// The miter output ABC's `&cec` names as disproved (`Disproved at least
 /// one output of the miter (zero-based number 7)`).
 fn disproved_output(said: &str) -> Option<usize> {
@@ -844,6 +963,82 @@ mod tests {
         assert_eq!(word("a"), 0xdead_beef, "{ports:?}");
         let b = word("b");
         assert_ne!(b & 0xff, (b >> 1) & 0xff, "{ports:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// At a configuration where the mutation cannot matter the pinned
+    /// views are equivalent; at the next one SAT gives a data input that
+    /// tells them apart, and the counterexample holds the configuration.
+    #[test]
+    fn pinned_views_give_a_counterexample_at_a_configuration_that_tells_them_apart() {
+        if !hdl::prereq::available(
+            &["yosys", "yosys-abc"],
+            "the pinned counterexample test",
+            "install Yosys (make setup)",
+        ) {
+            return;
+        }
+        let build = || -> Result<Module, hdl::ir::IrError> {
+            let mut m = Module::new("configured")?;
+            m.clock("clk")?;
+            let a = m.input("a", 8)?;
+            let b = m.input("b", 8)?;
+            let w = m.input("w", 2)?;
+            let y = m.output("y", 8)?;
+            let cfg = m.reg("cfg", 2, hdl::ir::Reset::None)?;
+            m.reg_next(&cfg, w.expr(), None)?;
+            // y = a & b where cfg is 2, else a
+            let two = cfg.expr().cmp_eq(&hdl::ir::Expr::constant(2, 2)?)?;
+            let both = m.wire("both", 8)?;
+            m.assign(&both, a.expr().and(&b.expr())?)?;
+            m.assign(&y, hdl::ir::Expr::mux(&two, &both.expr(), &a.expr())?)?;
+            Ok(m)
+        };
+        let m = build().expect("module");
+        let mu = mutate::enumerate(&m)
+            .into_iter()
+            .find(|mu| mu.signal == "both" && mu.op.family() == "drop-term")
+            .expect("a term of the and dropped");
+        let dir = std::env::temp_dir().join(format!("equiv-pinned-{}", std::process::id()));
+        let view = View {
+            cuts: vec!["cfg".to_string()],
+            assume: None,
+            skip_one_step: true,
+        };
+        let pin = |v: u128| {
+            let mut p = BTreeMap::new();
+            p.insert(
+                "cfg".to_string(),
+                hdl::ir::Bits::from_u128(v, 2).expect("bits"),
+            );
+            p
+        };
+        let found = pinned_counterexamples(
+            &m,
+            std::slice::from_ref(&mu),
+            &dir,
+            60,
+            1,
+            &view,
+            &[pin(1), pin(2)],
+        )
+        .expect("runs");
+        let ports = found[0].0.clone().expect("a counterexample at cfg 2");
+        assert_eq!(ports["cfg"], vec![false, true], "{ports:?}");
+        assert!(dir.join(format!("m{}/pin0/abc-fast.txt", mu.id)).exists());
+        let word = |name: &str| {
+            ports[name]
+                .iter()
+                .enumerate()
+                .fold(0u8, |acc, (i, &b)| acc | (u8::from(b) << i))
+        };
+        // the mutant's `both` is one operand: a & b differs from it
+        let (a, b) = (word("a"), word("b"));
+        assert!(a & b != a || a & b != b, "a {a:#x} b {b:#x}");
+        let none =
+            pinned_counterexamples(&m, std::slice::from_ref(&mu), &dir, 60, 1, &view, &[pin(0)])
+                .expect("runs");
+        assert!(none[0].0.is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -1641,6 +1641,34 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             batches += n;
             open.retain(|&i| !results[i].closed());
             view.skip_one_step = true;
+            // then the views at a few fixed valid configurations: SAT on
+            // the data path alone gives an input that tells the mutant
+            // apart there, run with that configuration
+            if let (false, Kind::Slots { set, slots, .. }) = (open.is_empty(), &bench.kind) {
+                let pins = slot::pinned_configurations(set, *slots, cfg.seed)?;
+                let open_muts: Vec<Mutation> =
+                    open.iter().map(|&i| results[i].mutation.clone()).collect();
+                let found = equiv::pinned_counterexamples(
+                    &module,
+                    &open_muts,
+                    &root.join("equiv"),
+                    cfg.prove_seconds,
+                    cfg.jobs,
+                    &view,
+                    &pins,
+                )?;
+                let mut cexes: Vec<(usize, BTreeMap<String, Vec<bool>>)> = Vec::new();
+                for (&i, (ports, seconds)) in open.iter().zip(found) {
+                    prove_seconds += seconds;
+                    if let Some(p) = ports {
+                        cexes.push((i, p));
+                    }
+                }
+                let (b, n) = bench.replay(&mut results, &cexes, &root.join("pinned"))?;
+                build_seconds += b;
+                batches += n;
+                open.retain(|&i| !results[i].closed());
+            }
         }
         let open_muts: Vec<Mutation> = open.iter().map(|&i| results[i].mutation.clone()).collect();
         let decided = equiv::decide_all_with(

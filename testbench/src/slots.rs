@@ -75,6 +75,8 @@ pub enum SlotsError {
         "--slot-images: no image kind given (trained, random, random:N, directed, directed:N)"
     )]
     NoKinds,
+    #[error("the shadow register values of a configuration: {0}")]
+    Shadow(String),
 }
 
 /// The programmable slots of a pair of units (`params.json` key `slots`).
@@ -1029,6 +1031,78 @@ fn registers_coder(
     let mut expanded = set.clone();
     expanded.predictors.extend(preds.iter().cloned());
     Ok((MpcCodec::new(&expanded), preds))
+}
+
+/// Configurations the views of a mutant are compared at with their
+/// configuration fixed ([`crate::equiv::pinned_counterexamples`]): two
+/// directed images ([`directed_image`] 0 and 7, every slot loaded, the
+/// stride candidates and shift codes spread over the bytes) and a random
+/// valid image, drawn with `seed`, as the shadow registers' values
+/// ([`configuration_registers`]), epoch 1.
+pub fn pinned_configurations(
+    set: &ModelSet,
+    unit: SlotUnit,
+    seed: u64,
+) -> Result<Vec<std::collections::BTreeMap<String, hdl::ir::Bits>>, SlotsError> {
+    let mut rng = Rng::fork(seed, 900);
+    let images = [
+        directed_image(set, unit, 0, &mut rng)?,
+        directed_image(set, unit, 7, &mut rng)?,
+        random_image(set, unit, &mut rng)?,
+    ];
+    images
+        .iter()
+        .map(|image| {
+            let regs_err = |source| SlotsError::Registers {
+                name: "pinned configuration".to_string(),
+                source,
+            };
+            let writes = registers::image_writes(set, image, 1).map_err(regs_err)?;
+            let (regs, _) = registers::SlotRegisters::from_writes(
+                unit.form,
+                unit.k,
+                set.predictors.len(),
+                &writes,
+            )
+            .map_err(regs_err)?;
+            shadow_values(&regs, unit)
+        })
+        .collect()
+}
+
+/// The shadow registers' values ([`configuration_registers`]) that hold
+/// `regs`.
+pub fn shadow_values(
+    regs: &registers::SlotRegisters,
+    unit: SlotUnit,
+) -> Result<std::collections::BTreeMap<String, hdl::ir::Bits>, SlotsError> {
+    let bits = |v: &[bool]| {
+        let mut words = vec![0u64; v.len().div_ceil(64)];
+        for (i, &b) in v.iter().enumerate() {
+            words[i / 64] |= u64::from(b) << (i % 64);
+        }
+        hdl::ir::Bits::from_words(&words, v.len() as u32)
+            .map_err(|e| SlotsError::Shadow(e.to_string()))
+    };
+    let of = |v: u64, w: usize| (0..w).map(|b| v >> b & 1 == 1).collect::<Vec<bool>>();
+    let route_bits = registers::route_bits(unit.form, regs.hard_wired).unwrap_or(0);
+    let mut out = std::collections::BTreeMap::new();
+    out.insert(
+        "cfg_shadow_epoch".to_string(),
+        bits(&of(u64::from(regs.epoch), EPOCH_WIDTH))?,
+    );
+    for (j, r) in regs.slots.iter().enumerate().take(unit.k) {
+        out.insert(format!("cfg_shadow_s{j}_flag"), bits(&[r.loaded])?);
+        let rules: Vec<bool> = r.rules.iter().flat_map(|&x| of(u64::from(x), 7)).collect();
+        out.insert(format!("cfg_shadow_s{j}_rules"), bits(&rules)?);
+        if route_bits > 0 {
+            let route: Vec<bool> = (0..route_bits)
+                .map(|b| r.route.get(b / 32).is_some_and(|w| w >> (b % 32) & 1 == 1))
+                .collect();
+            out.insert(format!("cfg_shadow_s{j}_route"), bits(&route)?);
+        }
+    }
+    Ok(out)
 }
 
 /// A one-step view's input values with the active configuration
