@@ -1036,9 +1036,10 @@ fn registers_coder(
 /// Configurations the views of a mutant are compared at with their
 /// configuration fixed ([`crate::equiv::pinned_counterexamples`]): two
 /// directed images ([`directed_image`] 0 and 7, every slot loaded, the
-/// stride candidates and shift codes spread over the bytes) and a random
-/// valid image, drawn with `seed`, as the shadow registers' values
-/// ([`configuration_registers`]), epoch 1.
+/// stride candidates and shift codes spread over the bytes), a random
+/// valid image, and two images of deep chains ([`deep_rules`]: stride 1,
+/// and the strides in turn), drawn with `seed`, as the shadow registers'
+/// values ([`configuration_registers`]), epoch 1.
 pub fn pinned_configurations(
     set: &ModelSet,
     unit: SlotUnit,
@@ -1049,25 +1050,56 @@ pub fn pinned_configurations(
         directed_image(set, unit, 0, &mut rng)?,
         directed_image(set, unit, 7, &mut rng)?,
         random_image(set, unit, &mut rng)?,
+        random_image(set, unit, &mut rng)?,
+        random_image(set, unit, &mut rng)?,
     ];
     images
         .iter()
-        .map(|image| {
+        .enumerate()
+        .map(|(n, image)| {
             let regs_err = |source| SlotsError::Registers {
                 name: "pinned configuration".to_string(),
                 source,
             };
             let writes = registers::image_writes(set, image, 1).map_err(regs_err)?;
-            let (regs, _) = registers::SlotRegisters::from_writes(
+            let (mut regs, _) = registers::SlotRegisters::from_writes(
                 unit.form,
                 unit.k,
                 set.predictors.len(),
                 &writes,
             )
             .map_err(regs_err)?;
+            if n >= 3 {
+                // the random image's reorder, deep chains in every slot
+                for r in regs.slots.iter_mut() {
+                    r.loaded = true;
+                    r.rules = deep_rules(unit.form.max_depth, n == 4);
+                }
+            }
             shadow_values(&regs, unit)
         })
         .collect()
+}
+
+/// Rule bytes (candidate, `k + 7` = 7) whose base chains are as long as
+/// `max` allows: byte `i` takes the first candidate, in the order 1..=5
+/// (or, with `turn`, from `i mod 5 + 1` on, wrapping), whose base has a
+/// chain shorter than `max`, else it is a root. So every restoration
+/// level has bytes whose value is final there and bytes it passes on.
+pub fn deep_rules(max: usize, turn: bool) -> [u8; BLOCK_BYTES] {
+    let mut chains = [0usize; BLOCK_BYTES];
+    let mut rules = [0x07u8; BLOCK_BYTES];
+    for i in 0..BLOCK_BYTES {
+        let first = if turn { i % STRIDES.len() } else { 0 };
+        let pick = (0..STRIDES.len())
+            .map(|t| (first + t) % STRIDES.len())
+            .find(|&c| (STRIDES[c] as usize) <= i && chains[i - STRIDES[c] as usize] < max);
+        if let Some(c) = pick {
+            chains[i] = chains[i - STRIDES[c] as usize] + 1;
+            rules[i] = ((c as u8 + 1) << 4) | 7;
+        }
+    }
+    rules
 }
 
 /// The shadow registers' values ([`configuration_registers`]) that hold
@@ -1840,6 +1872,19 @@ mod tests {
             }
         }
         assert!(yes > 40 && no > 40, "{yes} within, {no} deeper");
+        for turn in [false, true] {
+            let rules = deep_rules(4, turn);
+            let bytes: [ByteRule; BLOCK_BYTES] = std::array::from_fn(|i| match rules[i] >> 4 {
+                0 => ByteRule::Root,
+                c => ByteRule::Base {
+                    base: (i - STRIDES[c as usize - 1] as usize) as u8,
+                    shift: 0,
+                },
+            });
+            assert_eq!(program::rules_depth(&bytes), Ok(4), "turn {turn}");
+            let roots = bytes.iter().filter(|b| matches!(b, ByteRule::Root)).count();
+            assert!(roots < 8, "turn {turn}: {roots} roots");
+        }
     }
 
     #[test]

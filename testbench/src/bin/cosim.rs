@@ -312,8 +312,13 @@ struct MpcArgs {
     #[arg(long, value_name = "F", default_value = "stride-colpart")]
     slot_form: String,
     /// Units with slots: the valid images programmed besides the reset
-    /// value, a comma-separated list of trained (trained on corpus blocks)
-    /// and random (two random valid images of the form).
+    /// value, a comma-separated list: trained (trained on corpus blocks);
+    /// random (two random valid images of the form) or random:N (N of them,
+    /// whose segments take blocks built from their slots' predictors);
+    /// directed (4) or directed:N (images that spread the stride candidates
+    /// and shift codes over the bytes, with blocks built from their slots'
+    /// predictors). The default programs a trained image and two random
+    /// ones.
     #[arg(long, value_name = "LIST", default_value = "trained,random")]
     slot_images: String,
     /// Units with slots: blocks between two programmings (at least 1).
