@@ -1037,22 +1037,26 @@ fn registers_coder(
 /// configuration fixed ([`crate::equiv::pinned_counterexamples`]): two
 /// directed images ([`directed_image`] 0 and 7, every slot loaded, the
 /// stride candidates and shift codes spread over the bytes), a random
-/// valid image, and two images of deep chains ([`deep_rules`]: stride 1,
-/// and the strides in turn), drawn with `seed`, as the shadow registers'
-/// values ([`configuration_registers`]), epoch 1.
+/// valid image, two images of deep chains ([`deep_rules`]: stride 1, and
+/// the strides in turn) and one per offset of stride-1 chains between
+/// roots ([`chain_rules`]: every byte at every position of a chain), drawn
+/// with `seed`, as the shadow registers' values
+/// ([`configuration_registers`]), epoch 1.
 pub fn pinned_configurations(
     set: &ModelSet,
     unit: SlotUnit,
     seed: u64,
 ) -> Result<Vec<std::collections::BTreeMap<String, hdl::ir::Bits>>, SlotsError> {
     let mut rng = Rng::fork(seed, 900);
-    let images = [
+    let chains = unit.form.max_depth + 1;
+    let mut images = vec![
         directed_image(set, unit, 0, &mut rng)?,
         directed_image(set, unit, 7, &mut rng)?,
         random_image(set, unit, &mut rng)?,
-        random_image(set, unit, &mut rng)?,
-        random_image(set, unit, &mut rng)?,
     ];
+    for _ in 0..2 + chains {
+        images.push(random_image(set, unit, &mut rng)?);
+    }
     images
         .iter()
         .enumerate()
@@ -1073,12 +1077,28 @@ pub fn pinned_configurations(
                 // the random image's reorder, deep chains in every slot
                 for r in regs.slots.iter_mut() {
                     r.loaded = true;
-                    r.rules = deep_rules(unit.form.max_depth, n == 4);
+                    r.rules = match n {
+                        3 | 4 => deep_rules(unit.form.max_depth, n == 4),
+                        _ => chain_rules(unit.form.max_depth, n - 5),
+                    };
                 }
             }
             shadow_values(&regs, unit)
         })
         .collect()
+}
+
+/// Rule bytes (candidate, `k + 7` = 7) of stride-1 chains of `max` edges
+/// between roots: byte `i` is a root where `(i + offset) mod (max + 1)` is
+/// 0 (and byte 0), else its base is byte `i - 1`.
+pub fn chain_rules(max: usize, offset: usize) -> [u8; BLOCK_BYTES] {
+    std::array::from_fn(|i| {
+        if i == 0 || (i + offset) % (max + 1) == 0 {
+            0x07
+        } else {
+            0x17
+        }
+    })
 }
 
 /// Rule bytes (candidate, `k + 7` = 7) whose base chains are as long as
@@ -1872,8 +1892,11 @@ mod tests {
             }
         }
         assert!(yes > 40 && no > 40, "{yes} within, {no} deeper");
-        for turn in [false, true] {
-            let rules = deep_rules(4, turn);
+        let chains = (0..5).map(|o| (chain_rules(4, o), 12));
+        for (rules, most) in [(deep_rules(4, false), 8), (deep_rules(4, true), 8)]
+            .into_iter()
+            .chain(chains)
+        {
             let bytes: [ByteRule; BLOCK_BYTES] = std::array::from_fn(|i| match rules[i] >> 4 {
                 0 => ByteRule::Root,
                 c => ByteRule::Base {
@@ -1881,9 +1904,9 @@ mod tests {
                     shift: 0,
                 },
             });
-            assert_eq!(program::rules_depth(&bytes), Ok(4), "turn {turn}");
+            assert_eq!(program::rules_depth(&bytes), Ok(4), "{rules:?}");
             let roots = bytes.iter().filter(|b| matches!(b, ByteRule::Root)).count();
-            assert!(roots < 8, "turn {turn}: {roots} roots");
+            assert!(roots < most, "{rules:?}: {roots} roots");
         }
     }
 
