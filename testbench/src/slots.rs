@@ -1093,7 +1093,7 @@ pub fn pinned_configurations(
 /// 0 (and byte 0), else its base is byte `i - 1`.
 pub fn chain_rules(max: usize, offset: usize) -> [u8; BLOCK_BYTES] {
     std::array::from_fn(|i| {
-        if i == 0 || (i + offset) % (max + 1) == 0 {
+        if i == 0 || (i + offset).is_multiple_of(max + 1) {
             0x07
         } else {
             0x17
