@@ -313,17 +313,10 @@ fn small_mag_configurations_match_golden() {
 
 #[test]
 fn two_stage_compressor_matches_golden() {
-    // both delta modes, one to seven compressor units, and shared widths
-    for (b, m, k, mode, random) in [
-        (128, 16, 4, DeltaMode::Signed, 60),
-        (128, 32, 4, DeltaMode::Unsigned, 60),
-        (128, 64, 4, DeltaMode::Unsigned, 60),
-        (32, 1, 2, DeltaMode::Unsigned, 20),
-    ] {
-        let p = Params::new(b, m, k, mode);
-        let table = Table::new(p).expect("params");
-        check_compressor(p, &test_blocks(&p, &table, random), 2);
-    }
+    // seven compressor units with signed deltas
+    let p = Params::new(128, 16, 4, DeltaMode::Signed);
+    let table = Table::new(p).expect("params");
+    check_compressor(p, &test_blocks(&p, &table, 60), 2);
 }
 
 #[test]

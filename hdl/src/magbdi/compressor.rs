@@ -7,10 +7,12 @@
 //! does not as `cu<i>_base` (a tree of 2:1 muxes, `cu<i>_pick*`, each
 //! choosing its lower half when a value there misses the zero base), per
 //! value a fit check against the base that needs no full-width
-//! subtraction (the borrow of the low `d` bits, equality checks of the
-//! high bits against the base's and its neighbours'), the low bits of the
-//! delta and their borrow from one prefix subtractor per value, all values
-//! lanes of one word (`cu<i>_sub_*`, `cu<i>_diff`),
+//! subtraction (the borrow of the low `d` bits, `cu<i>_borrow`; equality
+//! of the high bits with the base's and its neighbours', `cu<i>_eq`,
+//! `cu<i>_up`, `cu<i>_down`, word operations on the whole block), the low
+//! `d` bits of each delta and their borrow from one prefix subtractor per
+//! value, all values lanes of one word (`cu<i>_sub_*`, `cu<i>_diff`), the
+//! stored fields (`cu<i>_deltas`, the zero base's where that fits),
 //! `cu<i>_fits` and `cu<i>_data` (the compressed bytes of this size). A
 //! prefix-OR select takes the smallest fitting size, else raw; the
 //! encoding and the bytes are registered. With two stages the block, the
@@ -19,7 +21,7 @@
 
 use golden::magbdi::{DeltaMode, Table};
 
-use super::{check_stages, first_one, first_uncovered, fits, onehot_select};
+use super::{check_stages, first_one, first_uncovered, fits, onehot_select, sub_lanes};
 use crate::circuits::{k, wire};
 use crate::ir::{Expr, IrError, Module};
 use crate::mpc::probes::Probes;
@@ -212,8 +214,9 @@ pub fn build_staged(table: &Table, stages: usize) -> Result<(Module, UnitDescrip
         let s = &table.sizes[i];
         let cu = format!("cu{i}");
         // the low bits of every value minus the base's (`b'`'s when
-        // signed) and their borrow: a `d`-bit subtraction and comparison
-        // per value (one carry network for both), left to synthesis
+        // signed), one bit wider for the borrow: one prefix subtractor per
+        // value, all of them lanes of one word
+        let lane = d + 1;
         let offset = |x: Expr| -> Result<Expr, IrError> {
             if p.mode == DeltaMode::Signed {
                 x.xor(&k(1u128 << (d - 1), d)?)
@@ -221,24 +224,35 @@ pub fn build_staged(table: &Table, stages: usize) -> Result<(Module, UnitDescrip
                 Ok(x)
             }
         };
-        let bl = offset(base.slice(d - 1, 0)?)?;
         let lows = vals
             .iter()
-            .map(|v| v.slice(d - 1, 0))
+            .rev()
+            .map(|v| v.slice(d - 1, 0)?.zext(lane))
             .collect::<Result<Vec<_>, _>>()?;
+        let diffs = sub_lanes(
+            &mut u.m,
+            &format!("{cu}_sub"),
+            &Expr::concat(lows)?,
+            &offset(base.slice(d - 1, 0)?)?
+                .zext(lane)?
+                .repeat(n as u32)?,
+            lane,
+        )?;
+        let diffs = wire(&mut u.m, &format!("{cu}_diff"), diffs)?;
         let borrows = Expr::concat(
-            lows.iter()
+            (0..n as u32)
                 .rev()
-                .map(|vl| vl.cmp_lt(&bl))
+                .map(|j| diffs.bit(lane * j + d))
                 .collect::<Result<Vec<_>, _>>()?,
         )?;
         let borrows = wire(&mut u.m, &format!("{cu}_borrow"), borrows)?;
         let fit = fit_to_base(&mut u.m, &cu, &block, base, &borrows, n as u32, d, p.mode)?;
         let ok = zfit.or(&fit)?;
         let mut fields = Vec::with_capacity(n);
-        for (j, vl) in lows.iter().enumerate() {
+        for (j, v) in vals.iter().enumerate() {
+            let low = diffs.slice(lane * j as u32 + d - 1, lane * j as u32)?;
             let z = zfit.bit(j as u32)?;
-            fields.push(Expr::mux(&z, vl, &offset(vl.sub(&bl)?)?)?);
+            fields.push(Expr::mux(&z, &v.slice(d - 1, 0)?, &offset(low)?)?);
         }
         let f = wire(&mut u.m, &format!("{cu}_fits"), ok.reduce_and())?;
         // the compressed bit string, MSB first: base, bitmask (value 0

@@ -4,9 +4,10 @@
 //! delta fields move. Per delta width the fields are cut from `in_data` and
 //! zero- or sign-extended; a one-hot select by `in_enc` (`sel<i>`, or
 //! `sel_d<width>` for sizes sharing a width) picks them (`ext<j>`, as wide
-//! as the widest field), and one prefix adder per value (`add<j>`, one bit
-//! wider than the widest field) adds the base's low bits where the bitmask
-//! bit is set: the paper's vector add. Above the widest field, the sum is
+//! as the widest field), and one prefix adder per value, one bit wider
+//! than the widest field (`add_*`, all values lanes of one word, `sums`),
+//! adds the base's low bits where the bitmask bit is set: the paper's
+//! vector add. Above the widest field, the sum is
 //! the base's high part, that plus one (`base_hi_plus1`) or, for a
 //! negative signed field, minus one (`base_hi_minus1`), chosen by the
 //! adder's carry and the field's sign. `in_enc` past the raw code, or
@@ -15,7 +16,7 @@
 
 use golden::magbdi::{DeltaMode, Table};
 
-use super::{check_stages, onehot_select};
+use super::{check_stages, onehot_select, sub_lanes};
 use crate::circuits::{eq_const, k, sub_prefix, wire};
 use crate::ir::{Expr, IrError, Module};
 use crate::mpc::probes::Probes;
@@ -152,15 +153,22 @@ pub fn build_staged(table: &Table, stages: usize) -> Result<(Module, UnitDescrip
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
-    // base_lo + ext, one bit wider for the carry, per value (one wire)
+    // base_lo + ext = ~(~base_lo - ext), one bit wider for the carry: one
+    // prefix subtractor per value, all of them lanes of one word
     let lane = dmax + 1;
-    let base_lo = base_lo.zext(lane)?;
-    let sums = exts
-        .iter()
-        .rev()
-        .map(|x| base_lo.add(&x.zext(lane)?))
-        .collect::<Result<Vec<_>, _>>()?;
-    let sums = wire(m, "sums", Expr::concat(sums)?)?;
+    let sums = sub_lanes(
+        m,
+        "add",
+        &base_lo.zext(lane)?.not().repeat(n)?,
+        &Expr::concat(
+            exts.iter()
+                .rev()
+                .map(|x| x.zext(lane))
+                .collect::<Result<Vec<_>, _>>()?,
+        )?,
+        lane,
+    )?;
+    let sums = wire(m, "sums", sums.not())?;
     let mut vals = Vec::with_capacity(n as usize);
     for (j, ext) in (0..n).zip(exts) {
         let low = sums.slice(lane * j + dmax, lane * j)?;

@@ -2,13 +2,13 @@
 //! (docs/hw/mag-bdi.md) from a [`golden::magbdi::Params`].
 //!
 //! * [`compressor`]: one compressor unit per delta width of Eq. 1 in
-//!   parallel (prefix-tree base select, per-value fit checks without a
+//!   parallel (mux-tree base select, per-value fit checks without a
 //!   full-width subtraction), the one-hot select of the smallest size that
 //!   fits (else raw) and a registered output; one block per cycle, latency
 //!   1 by default, 2 with the base selection in a stage of its own.
 //! * [`decompressor`]: field extraction per size, a select by the encoding,
-//!   and one vector add (prefix adders on the fields' bits, the base's high
-//!   part plus or minus one above them) with the bitmask; latency 1.
+//!   and one vector add (prefix adders on the fields' bits, the base's
+//!   high part plus or minus one above them) with the bitmask; latency 1.
 
 pub mod compressor;
 pub mod decompressor;
@@ -335,6 +335,73 @@ pub(crate) fn first_uncovered(
         };
     }
     Ok(level.remove(0))
+}
+
+/// `a - b` lane by lane (lanes of `lane` bits from bit 0 up; the width a
+/// multiple of `lane`), each lane a Kogge-Stone prefix subtractor: the
+/// gates of [`crate::circuits::sub_prefix`], built from word operations.
+/// Each level shifts the generate and propagate words up by its span
+/// within every lane (a concatenation of one select per lane, its low bits
+/// clear for generate, set for propagate), so the number of expressions
+/// grows with the lanes times log2(`lane`), not with the bits, and the
+/// shifts are wiring. Each level is the named wire pair `<name>_g<span>`,
+/// `<name>_p<span>`.
+pub(crate) fn sub_lanes(
+    m: &mut Module,
+    name: &str,
+    a: &Expr,
+    b: &Expr,
+    lane: u32,
+) -> Result<Expr, IrError> {
+    let w = a.width();
+    if lane == 0 || lane > 127 || !w.is_multiple_of(lane) {
+        return Err(IrError::ParameterOutOfRange {
+            what: format!("subtractor lane width (at most 127, dividing the operand width {w})"),
+            value: lane as u64,
+            min: 1,
+            max: w.min(127) as u64,
+        });
+    }
+    let lanes = w / lane;
+    let nb = b.not();
+    // (the XOR refuses operands of different widths)
+    let prop = a.xor(&nb)?;
+    // `x` shifted up by `s` (< `lane`) bits within every lane, the low `s`
+    // bits of each lane set (`ones`) or clear: wiring only
+    let shift = |x: &Expr, s: u32, ones: bool| -> Result<Expr, IrError> {
+        let fill = if ones { Expr::ones(s)? } else { k(0, s)? };
+        let mut parts = Vec::with_capacity(2 * lanes as usize);
+        for l in (0..lanes).rev() {
+            parts.push(x.slice(l * lane + lane - 1 - s, l * lane)?);
+            parts.push(fill.clone());
+        }
+        Expr::concat(parts)
+    };
+    let (mut g, mut p) = (a.and(&nb)?, prop.clone());
+    let mut span = 1u32;
+    while span < lane {
+        let next_g = g.or(&p.and(&shift(&g, span, false)?)?)?;
+        let next_p = p.and(&shift(&p, span, true)?)?;
+        span *= 2;
+        g = wire(m, &format!("{name}_g{span}"), next_g)?;
+        p = wire(m, &format!("{name}_p{span}"), next_p)?;
+    }
+    // the carry into bit i: the carry in (1) through the bits below i of
+    // its lane (the top bit of a lane carries into nothing)
+    let carry = if lane == 1 {
+        Expr::ones(w)?
+    } else {
+        if span > 1 {
+            for sig in [g.as_signal(), p.as_signal()].into_iter().flatten() {
+                let sig = sig.clone();
+                for top in (lane - 1..w).step_by(lane as usize) {
+                    m.mark_unused(&sig, top, top)?;
+                }
+            }
+        }
+        shift(&g.or(&p)?, 1, true)?
+    };
+    prop.xor(&carry)
 }
 
 /// The OR of `terms` (of one width) as a balanced tree.
