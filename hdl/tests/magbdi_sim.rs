@@ -313,8 +313,8 @@ fn small_mag_configurations_match_golden() {
 
 #[test]
 fn two_stage_compressor_matches_golden() {
-    // seven compressor units with signed deltas
-    let p = Params::new(128, 16, 4, DeltaMode::Signed);
+    // three compressor units with signed deltas
+    let p = Params::new(128, 32, 4, DeltaMode::Signed);
     let table = Table::new(p).expect("params");
     check_compressor(p, &test_blocks(&p, &table, 60), 2);
 }

@@ -340,11 +340,11 @@ pub(crate) fn first_uncovered(
 /// `a - b` lane by lane (lanes of `lane` bits from bit 0 up; the width a
 /// multiple of `lane`), each lane a Kogge-Stone prefix subtractor: the
 /// gates of [`crate::circuits::sub_prefix`], built from word operations.
-/// Each level shifts the generate and propagate words up by its span
-/// within every lane (a concatenation of one select per lane, its low bits
-/// clear for generate, set for propagate), so the number of expressions
-/// grows with the lanes times log2(`lane`), not with the bits, and the
-/// shifts are wiring. Each level is the named wire pair `<name>_g<span>`,
+/// Each level shifts the generate and propagate words up by its span (a
+/// select and a concatenation) and clears (generate) or sets (propagate)
+/// the low span bits of every lane with a constant mask, so the number of
+/// expressions grows with log2(`lane`) only, not with the lanes or the
+/// bits. Each level is the named wire pair `<name>_g<span>`,
 /// `<name>_p<span>`.
 pub(crate) fn sub_lanes(
     m: &mut Module,
@@ -367,15 +367,15 @@ pub(crate) fn sub_lanes(
     // (the XOR refuses operands of different widths)
     let prop = a.xor(&nb)?;
     // `x` shifted up by `s` (< `lane`) bits within every lane, the low `s`
-    // bits of each lane set (`ones`) or clear: wiring only
+    // bits of each lane set (`ones`) or clear
     let shift = |x: &Expr, s: u32, ones: bool| -> Result<Expr, IrError> {
-        let fill = if ones { Expr::ones(s)? } else { k(0, s)? };
-        let mut parts = Vec::with_capacity(2 * lanes as usize);
-        for l in (0..lanes).rev() {
-            parts.push(x.slice(l * lane + lane - 1 - s, l * lane)?);
-            parts.push(fill.clone());
+        let up = Expr::concat([x.slice(w - 1 - s, 0)?, k(0, s)?])?;
+        let low = (1u128 << s) - 1;
+        if ones {
+            up.or(&k(low, lane)?.repeat(lanes)?)
+        } else {
+            up.and(&k(((1u128 << lane) - 1) & !low, lane)?.repeat(lanes)?)
         }
-        Expr::concat(parts)
     };
     let (mut g, mut p) = (a.and(&nb)?, prop.clone());
     let mut span = 1u32;
@@ -387,16 +387,14 @@ pub(crate) fn sub_lanes(
         p = wire(m, &format!("{name}_p{span}"), next_p)?;
     }
     // the carry into bit i: the carry in (1) through the bits below i of
-    // its lane (the top bit of a lane carries into nothing)
+    // its lane (the top lane's top bit carries into nothing)
     let carry = if lane == 1 {
         Expr::ones(w)?
     } else {
         if span > 1 {
             for sig in [g.as_signal(), p.as_signal()].into_iter().flatten() {
                 let sig = sig.clone();
-                for top in (lane - 1..w).step_by(lane as usize) {
-                    m.mark_unused(&sig, top, top)?;
-                }
+                m.mark_unused(&sig, w - 1, w - 1)?;
             }
         }
         shift(&g.or(&p)?, 1, true)?
