@@ -91,6 +91,17 @@ pub fn gpu_decompress(
     Ok(())
 }
 
+/// Best wall time in seconds of `reps` runs (at least one) of `f`.
+fn best_secs(reps: usize, f: &mut dyn FnMut() -> Result<(), BulkError>) -> Result<f64, BulkError> {
+    let mut best = f64::MAX;
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(best)
+}
+
 /// Best wall time of `reps` runs of `f` and the engine's stats of that run.
 fn best_of(
     dev: &GpuEngine,
@@ -187,15 +198,7 @@ pub fn resident_rates(
     let input = dev.upload_blocks(whole)?;
     let mut chunks = ResidentChunks::new();
     let mut back = ResidentBlocks::new();
-    let time = |f: &mut dyn FnMut() -> Result<(), BulkError>| -> Result<f64, BulkError> {
-        let mut best = f64::MAX;
-        for _ in 0..reps.max(1) {
-            let t = Instant::now();
-            f()?;
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        Ok(best)
-    };
+    let time = |f: &mut dyn FnMut() -> Result<(), BulkError>| best_secs(reps, f);
     let c = time(&mut || dev.compress_resident(&header, &input, &mut chunks))?;
     let d = time(&mut || dev.decompress_resident(&chunks, &mut back))?;
     if dev.download_blocks(&back)? != whole {
@@ -334,15 +337,7 @@ pub fn calibrate(
     if sample.is_empty() {
         return Err(BulkError::Config("calibration needs sample data".into()));
     }
-    let time = |f: &mut dyn FnMut() -> Result<(), BulkError>| -> Result<f64, BulkError> {
-        let mut best = f64::MAX;
-        for _ in 0..reps.max(1) {
-            let t = Instant::now();
-            f()?;
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        Ok(best)
-    };
+    let time = |f: &mut dyn FnMut() -> Result<(), BulkError>| best_secs(reps, f);
     let mut rows = Vec::new();
     for &size in sizes {
         let data: Vec<u8> = sample.iter().copied().cycle().take(size).collect();
