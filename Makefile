@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint mutate mutate-control cosim-all cosim-slots cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short gpu-bench prove prove-all clean
+.PHONY: all setup run gen test lint lint-every-depth mutate mutate-control cosim-all cosim-slots cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short gpu-bench prove prove-all clean
 
 all: run
 
@@ -32,11 +32,12 @@ gen:
 ## The tests, the short fuzz run and the short co-simulations share one
 ## build (profile TEST_PROFILE, see Cargo.toml), with the GPU engine on:
 ## `cargo test --no-run` builds the `fuzz` and `cosim` binaries for their
-## integration tests, and the runs use those. The co-simulations and the
-## fuzz run (TEST_JOBS at a time, default one per core) run while `cargo
-## test` runs, so that they use the cores the tests leave idle; their
-## output goes to SIMS_LOG and is printed when both are done, each run's
-## output in one piece.
+## integration tests, and the runs use those. The test executables run
+## TEST_JOBS at a time (default one per core; scripts/run-tests.py, longest
+## first by the previous run's times in TEST_BIN/test-times.tsv), and the
+## co-simulations and the fuzz run (TEST_JOBS at a time) run beside them;
+## the sims' output goes to SIMS_LOG and is printed when both are done,
+## each run's output in one piece, as is each test executable's.
 ## A test whose tool, corpus or GPU adapter is missing is skipped (a failure
 ## under MPCGEN_REQUIRE_TOOLS=1 or MPCGEN_REQUIRE_GPU=1) and appends a line
 ## to SKIP_LOG (MPCGEN_SKIP_LOG); the end of the run lists them, or says
@@ -52,7 +53,7 @@ test: lint
 	@echo "cosim-quick and fuzz-short run beside the tests, output in $(SIMS_LOG)"
 	@MPCGEN_SKIP_LOG=$(SKIP_LOG) $(MAKE) --no-print-directory -j$(TEST_JOBS) -Otarget cosim-quick fuzz-short \
 	  COSIM_RUN=$(TEST_BIN)/cosim FUZZ_RUN=$(TEST_BIN)/fuzz > $(SIMS_LOG) 2>&1 & sims=$$!; \
-	MPCGEN_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE); tests=$$?; \
+	MPCGEN_SKIP_LOG=$(SKIP_LOG) CARGO=$(CARGO) python3 scripts/run-tests.py --jobs $(TEST_JOBS) -- --workspace --features bulk/gpu --profile $(TEST_PROFILE); tests=$$?; \
 	wait $$sims; s=$$?; cat $(SIMS_LOG); \
 	if [ $$tests -ne 0 ]; then echo "cargo test failed"; fi; \
 	if [ $$s -ne 0 ]; then echo "cosim-quick or fuzz-short failed (above)"; fi; \
@@ -156,6 +157,12 @@ cosim-bdi:
 DPC_COSIM_BLOCKS ?= 300
 cosim-dpc:
 	$(COSIM_RUN) dpc --sim both --unit all --blocks $(DPC_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+
+## Every unit at every depth through verilator --lint-only -Wall, every
+## shipped model set included (make test lints the sets other than
+## default and example at their default depths only).
+lint-every-depth:
+	MPCGEN_LINT_EVERY_DEPTH=1 $(CARGO) test --profile $(TEST_PROFILE) -p hdl --test lint_every_unit
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -2,7 +2,10 @@
 //! `verilator --lint-only -Wall` (any output or a failing status fails):
 //!
 //! * the MPC compressor at 3 and 4 stages and the decompressor at 4 to 8
-//!   stages of every shipped model set, found as `models/*/model.toml`;
+//!   stages of `models/default` and `models/example`, and both units of
+//!   every other shipped model set (found as `models/*/model.toml`) at
+//!   their default depths (3 and 4 stages), or at every depth with
+//!   `MPCGEN_LINT_EVERY_DEPTH=1` (`make lint-every-depth`);
 //! * both MAG-aware BDI units in the geometries of docs/hw/mag-bdi.md
 //!   (128-byte blocks, 32- and 16-byte MAG, 4-byte bases), each with
 //!   unsigned and signed deltas (one depth: latency 1);
@@ -136,6 +139,15 @@ fn shipped_sets() -> Vec<PathBuf> {
     dirs
 }
 
+/// Shipped sets linted at every depth; the others at the default depths
+/// unless [`EVERY_DEPTH_VAR`] is `1` (`make lint-every-depth`).
+const EVERY_DEPTH_SETS: [&str; 2] = ["default", "example"];
+const EVERY_DEPTH_VAR: &str = "MPCGEN_LINT_EVERY_DEPTH";
+
+fn every_depth() -> bool {
+    std::env::var(EVERY_DEPTH_VAR).is_ok_and(|v| v == "1")
+}
+
 fn mpc_jobs(jobs: &mut Vec<Job>) {
     use hdl::mpc::{Options, COMPRESSOR_STAGES, DECOMPRESSOR_STAGES};
     use hdl::{Side, Unit};
@@ -155,8 +167,18 @@ fn mpc_jobs(jobs: &mut Vec<Job>) {
                 DECOMPRESSOR_STAGES
                     .map(|n| (Unit::Mpc(Side::Decompressor), n, Options::with_stages(3, n))),
             );
+        let dir_name = dir.file_name().unwrap_or_default().to_string_lossy();
+        let every_depth = every_depth() || EVERY_DEPTH_SETS.contains(&&*dir_name);
+        let default = Options::default();
         for (unit, stages, opts) in depths {
             let opts = opts.unwrap_or_else(|e| panic!("{e}"));
+            let default_stages = match unit.side() {
+                Side::Compressor => default.compressor_stages(),
+                Side::Decompressor => default.decompressor_stages(),
+            };
+            if !every_depth && stages != default_stages {
+                continue;
+            }
             let short = if unit.side() == Side::Compressor {
                 "c"
             } else {
