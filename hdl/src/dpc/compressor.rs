@@ -7,9 +7,10 @@
 
 use golden::dpc::{DpcParams, Mode};
 
+use super::packing;
 use super::{len_width, DpcUnit};
-use crate::circuits::{bits_for, k, sum, wire};
-use crate::circuits::{compact, lookup, pack, Field};
+use crate::circuits::{bits_for, k, popcount, sum, wire};
+use crate::circuits::{compact, lookup, Field};
 use crate::ir::{Expr, IrError, Module};
 use crate::mpc::probes::Probes;
 use crate::stream::StreamUnit;
@@ -49,17 +50,45 @@ fn status(
     Ok((es, ones))
 }
 
-/// Coded payload length (ES + ED) and the effective length (coded, or raw
-/// when that is not shorter) of a full block with status `es`.
-fn full_lengths(es: &Expr, p: &DpcParams) -> Result<Expr, IrError> {
-    let (w, n) = (p.groups() as u32, p.segments() as u64);
-    let lw = bits_for(w as u64 + w as u64 * n);
-    let lens: Vec<Expr> = (0..w)
-        .map(|i| Expr::mux(&es.bit(i)?, &k(1, lw)?, &k(n as u128, lw)?))
-        .collect::<Result<_, _>>()?;
-    let coded = sum(&lens, lw)?.add(&k(w as u128, lw)?)?;
+/// The number of ES bits set of the status `es` (wire `<name>_es_count`)
+/// and the effective length of the block (coded `W + W·n − count·(n−1)`,
+/// or raw when that is not shorter; wire `<name>_len`).
+fn full_lengths(
+    m: &mut Module,
+    name: &str,
+    es: &Expr,
+    p: &DpcParams,
+) -> Result<(Expr, Expr), IrError> {
+    let (w, n) = (p.groups() as u64, p.segments() as u64);
+    let lw = bits_for(w + w * n);
+    let bits: Vec<Expr> = (0..w as u32).map(|i| es.bit(i)).collect::<Result<_, _>>()?;
+    let count = wire(m, &format!("{name}_es_count"), popcount(&bits)?)?;
+    let coded = packing::coded_len(&count, w, n, lw)?;
     let raw = k(8 * p.block_bytes() as u128, lw)?;
-    Expr::mux(&coded.cmp_lt(&raw)?, &coded, &raw)
+    let len = wire(
+        m,
+        &format!("{name}_len"),
+        Expr::mux(&coded.cmp_lt(&raw)?, &coded, &raw)?,
+    )?;
+    Ok((count, len))
+}
+
+/// Whether the zero-filled copy, `man` ES bits set against `orig` in the
+/// original, codes strictly shorter than the original (both capped at the
+/// raw length): it has more ES bits set (`n > 1`: the coded length falls
+/// with the count) and codes shorter than raw, i.e. its count reaches the
+/// smallest one whose coded length is below raw. The same as comparing
+/// the capped lengths, without the length arithmetic on the path.
+fn man_shorter(orig: &Expr, man: &Expr, p: &DpcParams) -> Result<Expr, IrError> {
+    let (w, n) = (p.groups() as u64, p.segments() as u64);
+    let raw = 8 * p.block_bytes() as u64;
+    let first_below_raw = (0..=w).find(|&e| w + w * n - e * (n - 1) < raw);
+    match first_below_raw {
+        Some(t) if n > 1 => man
+            .cmp_gt(orig)?
+            .and(&man.cmp_ge(&k(t as u128, man.width())?)?),
+        _ => Ok(Expr::bool(false)),
+    }
 }
 
 pub fn build(p: &DpcParams, mode: Mode) -> Result<Module, IrError> {
@@ -125,11 +154,10 @@ fn stage_probes(m: &Module, mode: Mode) -> Result<Vec<StageProbe>, IrError> {
             (1, "pick_man", Mirror::Manipulated),
         ],
     };
-    list.extend([
-        (1, "s1_data", Mirror::Data),
-        (1, "s1_es", Mirror::Es),
-        (1, "s1_ones", Mirror::Ones),
-    ]);
+    if mode != Mode::Man {
+        list.push((1, "s1_data", Mirror::Data));
+    }
+    list.extend([(1, "s1_es", Mirror::Es), (1, "s1_ones", Mirror::Ones)]);
     match mode {
         Mode::Plain => {}
         Mode::Truc => list.extend([
@@ -138,7 +166,10 @@ fn stage_probes(m: &Module, mode: Mode) -> Result<Vec<StageProbe>, IrError> {
             (2, "seg_count", Mirror::Segments),
             (2, "raw_len", Mirror::RawLen),
         ]),
-        Mode::Man => list.push((1, "s1_manipulated", Mirror::Manipulated)),
+        Mode::Man => list.extend([
+            (1, "s1_manipulated", Mirror::Manipulated),
+            (2, "data", Mirror::Data),
+        ]),
     }
     list.extend([
         (2, "coded_len", Mirror::CodedLen),
@@ -156,13 +187,16 @@ fn stage_probes(m: &Module, mode: Mode) -> Result<Vec<StageProbe>, IrError> {
     Ok(probes.list)
 }
 
-/// The stage-1 registers: the filtered block, its ES and all-ones bits,
-/// the mode's extra (DF-TRUC: `npc`, DF-MAN: `manipulated`) and the mask
-/// (DF-TRUC).
+/// The stage-1 registers: the filtered block (DF-MAN: the original block
+/// and its mask, the copy is zero-filled in stage 2), its ES and all-ones
+/// bits, the number of ES bits set (plain, DF-MAN), the mode's extra
+/// (DF-TRUC: `npc`, DF-MAN: `manipulated`) and the mask (DF-TRUC).
+#[derive(Clone)]
 struct Filtered {
     data: Expr,
     es: Expr,
     ones: Expr,
+    count: Option<Expr>,
     extra: Option<Expr>,
     mask: Option<Expr>,
 }
@@ -188,10 +222,14 @@ fn filter_stage(
     let sectors: Vec<Expr> = (0..ks)
         .map(|i| blk.slice(sec_w * (i + 1) - 1, sec_w * i))
         .collect::<Result<_, _>>()?;
-    let (data, es, ones, extra) = match mode {
+    let (data, es, ones, count, extra) = match mode {
         Mode::Plain => {
             let (es, ones) = status(m, "grp", blk, None, p)?;
-            (blk.clone(), es, ones, None)
+            let bits: Vec<Expr> = (0..es.width())
+                .map(|i| es.bit(i))
+                .collect::<Result<_, _>>()?;
+            let count = popcount(&bits)?;
+            (blk.clone(), es, ones, Some(count), None)
         }
         Mode::Truc => {
             let compacted = compact(m, &mask_bits, &sectors)?;
@@ -203,7 +241,7 @@ fn filter_stage(
                 .map(|j| npc.cmp_gt(&k((j / g) as u128, cw)?))
                 .collect::<Result<_, _>>()?;
             let (es, ones) = status(m, "grp", &compacted, Some(&valid), p)?;
-            (compacted, es, ones, Some(("npc", npc)))
+            (compacted, es, ones, None, Some(("npc", npc)))
         }
         Mode::Man => {
             let zeroed: Vec<Expr> = sectors
@@ -214,32 +252,46 @@ fn filter_stage(
             let manip = wire(m, "manip", Expr::concat(zeroed.into_iter().rev())?)?;
             let (es_o, ones_o) = status(m, "orig", blk, None, p)?;
             let (es_m, ones_m) = status(m, "man", &manip, None, p)?;
-            let len_o = wire(m, "orig_len", full_lengths(&es_o, p)?)?;
-            let len_m = wire(m, "man_len", full_lengths(&es_m, p)?)?;
-            let pick = wire(m, "pick_man", len_m.cmp_lt(&len_o)?)?;
+            let (count_o, len_o) = full_lengths(m, "orig", &es_o, p)?;
+            let (count_m, len_m) = full_lengths(m, "man", &es_m, p)?;
+            // the lengths are published for the probes; the pick compares
+            // the counts
+            for len in [&len_o, &len_m] {
+                if let Some(sig) = len.as_signal().cloned() {
+                    m.mark_unused(&sig, sig.width() - 1, 0)?;
+                }
+            }
+            let pick = wire(m, "pick_man", man_shorter(&count_o, &count_m, p)?)?;
+            // the original block is registered and zero-filled in stage 2
             (
-                Expr::mux(&pick, &manip, blk)?,
+                blk.clone(),
                 Expr::mux(&pick, &es_m, &es_o)?,
                 Expr::mux(&pick, &ones_m, &ones_o)?,
+                Some(Expr::mux(&pick, &count_m, &count_o)?),
                 Some(("manipulated", pick)),
             )
         }
     };
-    let data = u.reg(1, "data", data)?;
+    let data = u.reg(1, if mode == Mode::Man { "block" } else { "data" }, data)?;
     let es = u.reg(1, "es", es)?;
     let ones = u.reg(1, "ones", ones)?;
+    let count = match count {
+        Some(c) => Some(u.reg(1, "es_count", c)?),
+        None => None,
+    };
     let extra = match extra {
         Some((name, e)) => Some(u.reg(1, name, e)?),
         None => None,
     };
     let mask = match in_mask {
-        Some(mk) if mode == Mode::Truc => Some(u.reg(1, "mask", mk.clone())?),
+        Some(mk) => Some(u.reg(1, "mask", mk.clone())?),
         _ => None,
     };
     Ok(Filtered {
         data,
         es,
         ones,
+        count,
         extra,
         mask,
     })
@@ -265,6 +317,24 @@ fn pack_stage(
     let m = &mut u.m;
     let nw = bits_for(n as u64);
     let clw = bits_for((w + w * n) as u64);
+    let zero_filled;
+    let s1 = match (mode, &s1.extra, &s1.mask) {
+        (Mode::Man, Some(pick), Some(mk)) => {
+            // DF-MAN: the non-critical sectors zeroed where the copy won
+            let sec_w = 8 * p.sector_bytes() as u32;
+            let keep: Vec<Expr> = (0..ks)
+                .map(|c| pick.not().or(&mk.bit(c)?)?.repeat(sec_w))
+                .collect::<Result<_, _>>()?;
+            let data = s1.data.and(&Expr::concat(keep.into_iter().rev())?)?;
+            zero_filled = Filtered {
+                data: wire(m, "data", data)?,
+                mask: None,
+                ..s1.clone()
+            };
+            &zero_filled
+        }
+        _ => s1,
+    };
     let (nlen, raw_len) = match (mode, &s1.extra) {
         (Mode::Truc, Some(npc)) => {
             let g = p.sector_segments() as u64;
@@ -279,10 +349,59 @@ fn pack_stage(
         }
         _ => (k(n as u128, nw)?, k(8 * b as u128, clw)?),
     };
-    let ed = pack(m, "pk", group_fields(p, s1, &nlen)?)?;
+    let fields = group_fields(p, s1, &nlen)?;
+    let es_bits: Vec<Expr> = (0..w).map(|i| s1.es.bit(i)).collect::<Result<_, _>>()?;
+    let sector_bits = 8 * p.sector_bytes() as u64;
+    let (ed, coded_len, compressed) = if let (Mode::Truc, Some(npc)) = (mode, &s1.extra) {
+        // fields of 1 or `seg_count` bits: the shifts from the counts of
+        // ES bits clear times `seg_count - 1`
+        let nm1 = packing::seg_count_m1(m, npc, p, nw)?;
+        let lens: Vec<Expr> = fields.iter().map(|f| f.len.clone()).collect();
+        let len = sum(&lens, clw)?.add(&k(w as u128, clw)?)?;
+        let data = fields.into_iter().map(|f| f.data).collect();
+        let ed = packing::pack_var(m, "pk", data, &es_bits, &nm1, n)?;
+        // coded shorter than raw: per critical-sector count, a threshold
+        // on the ES count
+        let g = p.sector_segments() as u64;
+        let cw = npc.width();
+        let thresholds: Vec<(u64, u64)> = (0..=ks as u64)
+            .filter_map(|c| {
+                let coded = |e: u64| w as u64 + e + (w as u64 - e) * c * g;
+                packing::first_below(w as u64, c * sector_bits, coded).map(|t| (c, t))
+            })
+            .collect();
+        let mut terms = Vec::new();
+        if !thresholds.is_empty() {
+            let count = wire(m, "es_count", popcount(&es_bits)?)?;
+            for (c, t) in thresholds {
+                terms.push(
+                    npc.cmp_eq(&k(c as u128, cw)?)?
+                        .and(&count.cmp_ge(&k(t as u128, count.width())?)?)?,
+                );
+            }
+        }
+        let compressed = match terms.len() {
+            0 => Expr::bool(false),
+            _ => Expr::concat(terms)?.reduce_or(),
+        };
+        (ed, len, compressed)
+    } else {
+        // every field is 1 or n bits: the packer, and the length and the
+        // choice from the ES count of stage 1
+        let data = fields.into_iter().map(|f| f.data).collect();
+        let ed = packing::pack_fixed(m, "pk", data, &es_bits, n)?;
+        let count = s1.count.clone().ok_or(IrError::EmptyConcat)?;
+        let (wu, nu) = (w as u64, n as u64);
+        let coded = |e: u64| wu + wu * nu - e * (nu - 1);
+        let compressed = match packing::first_below(wu, 8 * b as u64, coded) {
+            Some(t) => count.cmp_ge(&k(t as u128, count.width())?)?,
+            None => Expr::bool(false),
+        };
+        (ed, packing::coded_len(&count, wu, nu, clw)?, compressed)
+    };
     // ES + ED can be W bits longer than the raw block; a packet that long
     // is never coded (raw wins), so the last W bits of ED are never sent.
-    if let Some(sig) = ed.data.as_signal().cloned() {
+    if let Some(sig) = ed.as_signal().cloned() {
         m.mark_unused(&sig, w - 1, 0)?;
     }
     let es_seq = Expr::concat(
@@ -292,12 +411,31 @@ fn pack_stage(
     )?;
     // the top 8B bits of ES|ED (ES alone for one segment: never coded)
     let coded = if n > 1 {
-        Expr::concat([es_seq, ed.data.slice(w * n - 1, w)?])?
+        Expr::concat([es_seq, ed.slice(w * n - 1, w)?])?
     } else {
         es_seq
     };
-    let coded_len = wire(m, "coded_len", ed.len.zext(clw)?.add(&k(w as u128, clw)?)?)?;
-    let compressed = wire(m, "compressed", coded_len.cmp_lt(&raw_len)?)?;
+    let coded_len = wire(m, "coded_len", coded_len)?;
+    // (the same as `coded_len < raw_len`, from the count)
+    if clw > lw {
+        // the lengths' top bits are read by the probes only (the packet
+        // is never longer than the length port holds)
+        for len in [&coded_len, &raw_len] {
+            if let Some(sig) = len.as_signal().cloned() {
+                m.mark_unused(&sig, clw - 1, lw)?;
+            }
+        }
+    }
+    if compressed.as_const().is_some() {
+        // never coded (one segment): the length is published for the
+        // probes only
+        for len in [&coded_len, &raw_len] {
+            if let Some(sig) = len.as_signal().cloned() {
+                m.mark_unused(&sig, sig.width() - 1, 0)?;
+            }
+        }
+    }
+    let compressed = wire(m, "compressed", compressed)?;
     let raw = Expr::concat(
         (0..b)
             .map(|t| s1.data.slice(8 * t + 7, 8 * t))

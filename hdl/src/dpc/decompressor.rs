@@ -8,9 +8,10 @@
 
 use golden::dpc::{DpcParams, Mode};
 
+use super::packing;
 use super::{len_width, DpcUnit};
-use crate::circuits::{bits_for, k, sum, wire};
-use crate::circuits::{expand, lookup, unpack};
+use crate::circuits::{bits_for, k, popcount, sum, wire};
+use crate::circuits::{expand, lookup};
 use crate::ir::{Expr, IrError, Module};
 use crate::mpc::probes::Probes;
 use crate::stream::StreamUnit;
@@ -151,7 +152,7 @@ fn parse_stage(
     let nw = bits_for(n as u64);
     let codedw = w + w * n;
     let xw = bits_for((kp + 1 + codedw) as u64).max(lw);
-    let (nlen, raw_len) = if truc {
+    let (nlen, raw_len, nm1) = if truc {
         let cw = bits_for(ks as u64);
         let npc = wire(m, "npc", sum(&mask_bits, cw)?)?;
         let g = p.sector_segments() as u64;
@@ -162,15 +163,16 @@ fn parse_stage(
         (
             wire(m, "seg_count", lookup(&npc, &ns, nw)?)?,
             wire(m, "raw_len", lookup(&npc, &raws, xw)?)?,
+            Some(packing::seg_count_m1(m, &npc, p, nw)?),
         )
     } else {
-        (k(n as u128, nw)?, k(8 * b as u128, xw)?)
+        (k(n as u128, nw)?, k(8 * b as u128, xw)?, None)
     };
     let lens: Vec<Expr> = es
         .iter()
         .map(|e| Expr::mux(e, &k(1, nw)?, &nlen))
         .collect::<Result<_, _>>()?;
-    let coded_block = coded_block(m, p, bits, &es, &lens)?;
+    let coded_block = coded_block(m, p, bits, &es, nm1.as_ref())?;
     let raw_block = Expr::concat(
         (0..b)
             .rev()
@@ -178,8 +180,13 @@ fn parse_stage(
             .collect::<Result<Vec<_>, _>>()?,
     )?;
     let block = Expr::mux(&c, &coded_block, &raw_block)?;
-    let ed_len = sum(&lens, xw)?;
-    let coded_len = ed_len.add(&k(w as u128, xw)?)?;
+    let coded_len = if truc {
+        sum(&lens, xw)?.add(&k(w as u128, xw)?)?
+    } else {
+        // every field 1 or n bits: the length from the ES count
+        let count = wire(m, "es_count", popcount(&es)?)?;
+        packing::coded_len(&count, w as u64, n as u64, xw)?
+    };
     let expected = wire(
         m,
         "expected_len",
@@ -197,7 +204,8 @@ fn parse_stage(
 }
 
 /// The segments rebuilt from the encoded data of the packet `bits` (the
-/// `lens` of the groups of status `es`): each group's field unpacked,
+/// groups of status `es`, each field one bit or `n` bits, or with `nm1`
+/// one bit or `nm1 + 1` bits, DF-TRUC): each group's field unpacked,
 /// segment `j` taking bit `j` of each field, or the pattern bit where ES
 /// is set.
 fn coded_block(
@@ -205,7 +213,7 @@ fn coded_block(
     p: &DpcParams,
     bits: &Expr,
     es: &[Expr],
-    lens: &[Expr],
+    nm1: Option<&Expr>,
 ) -> Result<Expr, IrError> {
     let (b, w, n) = (
         p.block_bytes() as u32,
@@ -218,7 +226,10 @@ fn coded_block(
     let ed_w = 8 * b - w;
     let fields = if ed_w > 0 {
         let ed = Expr::concat([bits.slice(ed_w - 1, 0)?, k(0, w * n - ed_w)?])?;
-        unpack(m, "up", &ed, lens, n)?
+        match nm1 {
+            None => packing::unpack_fixed(m, "up", &ed, es, n)?,
+            Some(nm1) => packing::unpack_var(m, "up", &ed, es, nm1, n)?,
+        }
     } else {
         vec![k(0, n)?; w as usize]
     };

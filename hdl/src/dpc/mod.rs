@@ -5,6 +5,7 @@
 
 pub mod compressor;
 pub mod decompressor;
+pub mod packing;
 
 use golden::dpc::{DpcParams, Mode};
 

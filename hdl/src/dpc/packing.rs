@@ -1,0 +1,280 @@
+//! Packing and unpacking of the bit-plane groups' fields when every field
+//! is either one bit (its group's ES bit set) or `n` bits (the group), `n`
+//! a constant (plain DPC and DF-MAN): the length of `m` fields of which
+//! `e` have ES set is `m·n − e·(n−1)`, so a merge places its right field
+//! at the constant offset `m·n` and moves it back by `e·(n−1)`, a shifter
+//! on the bits of `e` (one 2:1 mux level per bit of the count, `log2(m)+1`
+//! levels) instead of one on every bit of the length. The counts are
+//! popcounts of the ES bits, beside the data path.
+
+use crate::circuits::{bits_for, k, popcount, shl_var_top, shr_var, sum, wire};
+use crate::ir::{Expr, IrError, Module};
+
+/// `e · c` for the constant `c`, `width` bits (a sum of shifted copies).
+pub fn mul_const(e: &Expr, c: u64, width: u32) -> Result<Expr, IrError> {
+    let terms: Vec<Expr> = (0..64)
+        .filter(|i| (c >> i) & 1 == 1 && *i < width)
+        .map(|i| Ok(e.zext(width)?.shl(i)))
+        .collect::<Result<_, IrError>>()?;
+    sum(&terms, width)
+}
+
+/// Coded length `W + Σ len` of `groups` fields of which `es_count` have ES
+/// set (length 1) and the others `n` bits: `W + W·n − es_count·(n−1)`,
+/// `width` bits.
+pub fn coded_len(es_count: &Expr, groups: u64, n: u64, width: u32) -> Result<Expr, IrError> {
+    let e = es_count.zext(width)?;
+    k((groups + groups * n) as u128, width)?
+        .sub(&mul_const(&e, n, width)?)?
+        .add(&e)
+}
+
+/// The number of set bits of `es` (width `bits_for(es.len())`).
+fn count(es: &[Expr]) -> Result<Expr, IrError> {
+    popcount(es)
+}
+
+/// Concatenate the MSB-aligned fields `fields` (each `n` bits; field `i`
+/// is its first bit followed by zeros where `es[i]` is set, length 1, else
+/// `n` bits long) into one MSB-aligned stream of `fields.len()·n` bits
+/// (zero beyond the packed length): a balanced tree of merges, each the
+/// left part ORed with the right part shifted towards the MSB by
+/// `e·(n−1)` from the constant offset (`e`: ES bits set in the left part).
+pub fn pack_fixed(
+    m: &mut Module,
+    name: &str,
+    fields: Vec<Expr>,
+    es: &[Expr],
+    n: u32,
+) -> Result<Expr, IrError> {
+    // (data, first group, groups)
+    let mut level: Vec<(Expr, usize, usize)> = fields
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| (f, i, 1))
+        .collect();
+    let mut depth = 0;
+    while level.len() > 1 {
+        let mut next = Vec::with_capacity(level.len().div_ceil(2));
+        for (idx, pair) in level.chunks(2).enumerate() {
+            if pair.len() == 1 {
+                next.push(pair[0].clone());
+                continue;
+            }
+            let ((a, alo, acnt), (b, _, bcnt)) = (&pair[0], &pair[1]);
+            let stem = format!("{name}{depth}_{idx}");
+            let (wa, wb) = (a.width(), b.width());
+            let mut cur = Expr::concat([k(0, wa)?, b.clone()])?;
+            if n > 1 {
+                let e = count(&es[*alo..alo + acnt])?;
+                let levels = e.width();
+                for t in 0..levels {
+                    cur = Expr::mux(&e.bit(t)?, &cur.shl((1u32 << t) * (n - 1)), &cur)?;
+                    if t + 1 < levels {
+                        cur = wire(m, &format!("{stem}_b{t}"), cur)?;
+                    }
+                }
+            }
+            let data = Expr::concat([a.clone(), k(0, wb)?])?.or(&cur)?;
+            next.push((wire(m, &format!("{stem}_data"), data)?, *alo, acnt + bcnt));
+        }
+        level = next;
+        depth += 1;
+    }
+    level.pop().map(|(d, _, _)| d).ok_or(IrError::EmptyConcat)
+}
+
+/// The inverse of [`pack_fixed`]: `stream` (MSB-aligned, `es.len()·n`
+/// bits) holds the fields back to back; return each field's `n` bits (the
+/// bits after a one-bit field are the next fields'). The right half of
+/// each node is the stream shifted towards the LSB by `e·(n−1)` (`e`: ES
+/// bits set in the left half), read from the constant offset of the left
+/// half's `n`-bit fields; each shifter level keeps only the bits later
+/// levels read.
+pub fn unpack_fixed(
+    m: &mut Module,
+    name: &str,
+    stream: &Expr,
+    es: &[Expr],
+    n: u32,
+) -> Result<Vec<Expr>, IrError> {
+    let cnt = es.len();
+    let sw = stream.width();
+    if cnt == 1 {
+        return Ok(vec![stream.slice(sw - 1, sw - n)?]);
+    }
+    let mid = cnt.div_ceil(2);
+    let left = stream.slice(sw - 1, sw - mid as u32 * n)?;
+    let right_w = (cnt - mid) as u32 * n;
+    let right = if n > 1 {
+        let e = count(&es[..mid])?;
+        let levels = e.width();
+        // need[t]: the low bits of the value before level t that later
+        // levels read
+        let mut need = vec![right_w; levels as usize + 1];
+        for t in (0..levels).rev() {
+            need[t as usize] = need[t as usize + 1] + (1u32 << t) * (n - 1);
+        }
+        let mut cur = if need[0] > sw {
+            stream.zext(need[0])?
+        } else {
+            stream.slice(need[0] - 1, 0)?
+        };
+        for t in 0..levels {
+            let keep = need[t as usize + 1];
+            let shifted = cur.shr((1u32 << t) * (n - 1)).slice(keep - 1, 0)?;
+            let same = cur.slice(keep - 1, 0)?;
+            cur = wire(
+                m,
+                &format!("{name}_r{t}"),
+                Expr::mux(&e.bit(t)?, &shifted, &same)?,
+            )?;
+        }
+        cur
+    } else {
+        stream.slice(right_w - 1, 0)?
+    };
+    let mut out = unpack_fixed(m, &format!("{name}l"), &left, &es[..mid], n)?;
+    out.extend(unpack_fixed(m, &format!("{name}r"), &right, &es[mid..], n)?);
+    Ok(out)
+}
+
+/// `a · b` of two small unsigned values, `width` bits (a sum of the
+/// partial products, one per bit of `a`).
+pub fn mul_var(a: &Expr, b: &Expr, width: u32) -> Result<Expr, IrError> {
+    let bw = b.resize(width)?;
+    let terms: Vec<Expr> = (0..a.width().min(width))
+        .map(|t| Expr::mux(&a.bit(t)?, &bw.shl(t), &k(0, width)?))
+        .collect::<Result<_, _>>()?;
+    sum(&terms, width)
+}
+
+/// The number of groups of `es` whose ES bit is clear.
+fn clear_count(es: &[Expr]) -> Result<Expr, IrError> {
+    let clear: Vec<Expr> = es.iter().map(Expr::not).collect();
+    popcount(&clear)
+}
+
+/// [`pack_fixed`] for fields of a variable length `nlen` (`nm1` =
+/// `nlen − 1`, `nlen` at most `n`, the fields' width; `nm1` is read only
+/// where some field has ES clear, so `nlen = 0` may give any `nm1`): a
+/// merge places its right part at the offset of an all-ES left part (its
+/// group count) and moves it towards the LSB by `j·(nlen−1)` (`j`: ES bits
+/// clear in the left part), a product of two counts computed beside the
+/// data path.
+pub fn pack_var(
+    m: &mut Module,
+    name: &str,
+    fields: Vec<Expr>,
+    es: &[Expr],
+    nm1: &Expr,
+    n: u32,
+) -> Result<Expr, IrError> {
+    let mut level: Vec<(Expr, usize, usize)> = fields
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| (f, i, 1))
+        .collect();
+    let mut depth = 0;
+    while level.len() > 1 {
+        let mut next = Vec::with_capacity(level.len().div_ceil(2));
+        for (idx, pair) in level.chunks(2).enumerate() {
+            if pair.len() == 1 {
+                next.push(pair[0].clone());
+                continue;
+            }
+            let ((a, alo, acnt), (b, _, bcnt)) = (&pair[0], &pair[1]);
+            let stem = format!("{name}{depth}_{idx}");
+            let (wa, wb) = (a.width(), b.width());
+            let ac = *acnt as u32;
+            // b right after an all-ES left part (`ac` bits), then moved
+            let mut cur = if wa > ac {
+                Expr::concat([k(0, ac)?, b.clone(), k(0, wa - ac)?])?
+            } else {
+                Expr::concat([k(0, ac)?, b.clone()])?
+            };
+            if n > 1 {
+                let j = clear_count(&es[*alo..alo + acnt])?;
+                let aw = bits_for(*acnt as u64 * (n as u64 - 1));
+                let amount = wire(m, &format!("{stem}_shift"), mul_var(&j, nm1, aw)?)?;
+                cur = shr_var(m, &format!("{stem}_b"), &cur, &amount)?;
+            }
+            let data = Expr::concat([a.clone(), k(0, wb)?])?.or(&cur)?;
+            next.push((wire(m, &format!("{stem}_data"), data)?, *alo, acnt + bcnt));
+        }
+        level = next;
+        depth += 1;
+    }
+    level.pop().map(|(d, _, _)| d).ok_or(IrError::EmptyConcat)
+}
+
+/// The inverse of [`pack_var`]: each node's right half is the stream read
+/// from the offset of an all-ES left half, moved towards the MSB by
+/// `j·(nlen−1)` (`j`: ES bits clear in the left half).
+pub fn unpack_var(
+    m: &mut Module,
+    name: &str,
+    stream: &Expr,
+    es: &[Expr],
+    nm1: &Expr,
+    n: u32,
+) -> Result<Vec<Expr>, IrError> {
+    let cnt = es.len();
+    let sw = stream.width();
+    if cnt == 1 {
+        return Ok(vec![stream.slice(sw - 1, sw - n)?]);
+    }
+    let mid = cnt.div_ceil(2);
+    let left = stream.slice(sw - 1, sw - mid as u32 * n)?;
+    let right_w = (cnt - mid) as u32 * n;
+    let from = stream.shl(mid as u32);
+    let right = if n > 1 {
+        let j = clear_count(&es[..mid])?;
+        let aw = bits_for(mid as u64 * (n as u64 - 1));
+        let amount = wire(m, &format!("{name}_shift"), mul_var(&j, nm1, aw)?)?;
+        let sh = shl_var_top(m, &format!("{name}_r"), &from, &amount, right_w)?;
+        wire(m, &format!("{name}_r"), sh)?
+    } else {
+        from.slice(sw - 1, sw - right_w)?
+    };
+    let mut out = unpack_var(m, &format!("{name}l"), &left, &es[..mid], nm1, n)?;
+    out.extend(unpack_var(
+        m,
+        &format!("{name}r"),
+        &right,
+        &es[mid..],
+        nm1,
+        n,
+    )?);
+    Ok(out)
+}
+
+/// `seg_count − 1` of the DF-TRUC fields from the critical-sector count
+/// `npc` (0 where no sector is critical: every group then has ES set),
+/// `width` bits; the constant 0 with one segment per block (no shift).
+pub fn seg_count_m1(
+    m: &mut Module,
+    npc: &Expr,
+    p: &golden::dpc::DpcParams,
+    width: u32,
+) -> Result<Expr, IrError> {
+    if p.segments() == 1 {
+        return k(0, width);
+    }
+    let g = p.sector_segments() as u64;
+    let table: Vec<u64> = (0..=p.sectors() as u64)
+        .map(|c| (c * g).max(1) - 1)
+        .collect();
+    wire(
+        m,
+        "seg_count_m1",
+        crate::circuits::lookup(npc, &table, width)?,
+    )
+}
+
+/// The smallest ES count `e` in `0..=groups` whose coded length
+/// `coded(e)` is below `raw` (the coded length falls as the count grows,
+/// so "coded shorter than raw" is "count at least this"); `None` if none.
+pub fn first_below(groups: u64, raw: u64, coded: impl Fn(u64) -> u64) -> Option<u64> {
+    (0..=groups).find(|&e| coded(e) < raw)
+}
