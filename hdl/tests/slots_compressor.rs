@@ -15,7 +15,7 @@ use golden::mpc::program::{
 };
 use golden::mpc::{ByteRule, CompressedBlock, ModelSet, MpcCodec};
 use hdl::ir::{Bits, Module, Sim};
-use hdl::mpc::compressor::build_slots;
+use hdl::mpc::compressor::{build_slots, build_slots_staged};
 use hdl::mpc::slots::{self, SlotSpec};
 use std::collections::VecDeque;
 
@@ -213,11 +213,16 @@ impl Unit {
     }
 }
 
-/// Build the K-slot compressor of `form` for `set`.
-fn unit(set: &ModelSet, form: Form, k: usize) -> (Module, u32) {
+/// Build the K-slot compressor of `form` for `set` with `stages` stages.
+fn unit(set: &ModelSet, form: Form, k: usize, stages: usize) -> (Module, u32) {
     let spec = SlotSpec::new(k, form).expect("slot spec");
-    let (m, desc) = build_slots(set, spec).expect("compressor with slots builds");
-    assert_eq!(desc.latency, slots::SLOT_COMPRESSOR_STAGES);
+    let (m, desc) = if stages == slots::SLOT_COMPRESSOR_STAGES {
+        build_slots(set, spec)
+    } else {
+        build_slots_staged(set, spec, stages)
+    }
+    .expect("compressor with slots builds");
+    assert_eq!(desc.latency, stages);
     m.emit(&[]).expect("passes the generation-time lint");
     let w = m.signal("out_bits").expect("out_bits").width();
     (m, w)
@@ -234,7 +239,21 @@ fn check_image(
     stall: u64,
     what: &str,
 ) -> usize {
-    let (m, w) = unit(set, image.form, image.slots.len());
+    let stages = slots::SLOT_COMPRESSOR_STAGES;
+    check_image_at(set, image, epoch, blocks, stall, what, stages)
+}
+
+/// [`check_image`] on the compressor of `stages` stages.
+fn check_image_at(
+    set: &ModelSet,
+    image: &SlotImage,
+    epoch: u8,
+    blocks: &[[u8; 32]],
+    stall: u64,
+    what: &str,
+    stages: usize,
+) -> usize {
+    let (m, w) = unit(set, image.form, image.slots.len(), stages);
     let ps = ProgrammedSet::new(set, image).expect("the set accepts the image");
     let mut u = Unit::new(&m, w);
     u.program(&image_writes(set, image, epoch).expect("register writes"));
@@ -277,6 +296,19 @@ fn check_random_on(
     unloaded: Option<usize>,
     seed: u64,
 ) -> usize {
+    let stages = slots::SLOT_COMPRESSOR_STAGES;
+    check_random_on_at(set, name, k, unloaded, seed, stages)
+}
+
+/// [`check_random_on`] with the compressor of `stages` stages.
+fn check_random_on_at(
+    set: &ModelSet,
+    name: &str,
+    k: usize,
+    unloaded: Option<usize>,
+    seed: u64,
+    stages: usize,
+) -> usize {
     let set = set.clone();
     let mut seed = seed;
     let mut blocks = random_blocks(36, &mut seed);
@@ -293,8 +325,18 @@ fn check_random_on(
     if let (Some(p), Some(Some(slot))) = (expressible, image.slots.first_mut()) {
         slot.rules = p.bytes;
     }
-    let what = format!("random {name} K={k} on {}", set.name);
-    check_image(&set, &image, 3, &blocks, 5, &what)
+    let what = format!("random {name} K={k} on {}, {stages} stages", set.name);
+    check_image_at(&set, &image, 3, &blocks, 5, &what, stages)
+}
+
+/// The 5-stage compressor (the slots' scores and the choice a stage
+/// each): the exact rule with the Benes reorder and, with slot 0
+/// unloaded, the zero-run rule with the column reorder.
+#[test]
+fn the_five_stage_compressor_codes_as_the_programmed_set() {
+    let coded = check_random_on_at(&load("default-exact"), "stride-colpart", 2, None, 51, 5);
+    assert!(coded > 0, "no block coded by a slot");
+    check_random_on_at(&default_set(), "stride-cols", 2, Some(0), 52, 5);
 }
 
 #[test]
@@ -398,7 +440,7 @@ fn reset_value_codes_as_the_hard_wired_set() {
     let mut blocks = random_blocks(40, &mut seed);
     blocks.extend(corpus("the slot compressor at reset", 1, 9));
     for name in ["stride-colpart", "stride-lib"] {
-        let (m, w) = unit(&set, form(name), 2);
+        let (m, w) = unit(&set, form(name), 2, slots::SLOT_COMPRESSOR_STAGES);
         let mut u = Unit::new(&m, w);
         assert_eq!(u.sim.get_u128("cfg_pending").expect("pending"), 0);
         assert_eq!(u.sim.get_u128("cfg_epoch").expect("epoch"), 0);
@@ -424,7 +466,7 @@ fn a_commit_in_flight_keeps_each_block_on_its_image() {
     let mut seed = 14;
     let old = random_image(&set, f, 2, None, &mut seed);
     let new = random_image(&set, f, 2, Some(1), &mut seed);
-    let (m, w) = unit(&set, f, 2);
+    let (m, w) = unit(&set, f, 2, slots::SLOT_COMPRESSOR_STAGES);
     let ps = [
         ProgrammedSet::new(&set, &old).expect("old"),
         ProgrammedSet::new(&set, &new).expect("new"),

@@ -125,6 +125,9 @@ fn options_with_slots_take_the_slot_depths() {
     );
     assert_eq!(o.slots(), spec);
     assert!(Options::with_slots(spec, Some(3), None).is_err());
+    let five = Options::with_slots(spec, Some(5), None).expect("5 stages");
+    assert_eq!(five.compressor_stages(), 5);
+    assert!(Options::with_slots(spec, Some(6), None).is_err());
     // without slots: the hard-wired depths
     let none = SlotSpec::none();
     let o = Options::with_slots(none, Some(3), Some(8)).expect("hard-wired");
@@ -135,10 +138,11 @@ fn options_with_slots_take_the_slot_depths() {
     assert!(SlotSpec::new(5, form("stride-lib")).is_err());
 }
 
-/// The compressor of `spec` through Verilator; the problem, if any.
-fn lint(set: &ModelSet, spec: SlotSpec, root: &Path) -> Option<String> {
-    let label = format!("{}_K{}", spec.form().name, spec.k());
-    match compressor::build_slots(set, spec) {
+/// The compressor of `spec` at `stages` stages through Verilator; the
+/// problem, if any.
+fn lint(set: &ModelSet, spec: SlotSpec, stages: usize, root: &Path) -> Option<String> {
+    let label = format!("{}_{}_K{}_{stages}", set.name, spec.form().name, spec.k());
+    match compressor::build_slots_staged(set, spec, stages) {
         Ok((m, _)) => common::verilator_lint(&label, "mpc_compressor", &m, root),
         Err(e) => Some(format!("{label}: {e}")),
     }
@@ -154,13 +158,25 @@ fn slot_compressors_are_lint_clean() {
         return;
     }
     let set = common::default_set();
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models");
+    let exact = ModelSet::load(&models.join("default-exact")).expect("models/default-exact");
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("slots_compressor_lint");
     let _ = std::fs::remove_dir_all(&root);
     // (the generation-time check, which mirrors Verilator's rules, runs on
     // every form in the simulation tests; Verilator takes seconds a unit)
-    let jobs = [("stride-colpart", 1), ("stride-lib", 2), ("stride-cols", 1)];
-    let problems = common::problems_in_parallel(&jobs, |&(name, k)| {
-        lint(&set, SlotSpec::new(k, form(name)).expect("spec"), &root)
+    let jobs = [
+        (&set, "stride-colpart", 1, 4),
+        (&set, "stride-lib", 2, 4),
+        (&set, "stride-cols", 1, 4),
+        (&exact, "stride-colpart", 1, 5),
+    ];
+    let problems = common::problems_in_parallel(&jobs, |&(set, name, k, stages)| {
+        lint(
+            set,
+            SlotSpec::new(k, form(name)).expect("spec"),
+            stages,
+            &root,
+        )
     });
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -76,7 +76,9 @@ struct MpcArgs {
     unit: MpcUnit,
     /// Pipeline stages of the compressor (3 or 4): 4 puts the selection in
     /// a stage of its own, for a shorter clock period (not with --unit
-    /// decompressor) [default: 3; 4, the only depth, with slots].
+    /// decompressor) [default: 3; with slots 4 or 5, default 4: 5 gives
+    /// the slots' scores and the choice a stage each, for the exact
+    /// selection rule].
     #[arg(long)]
     compressor_stages: Option<usize>,
     /// Pipeline stages of the decompressor (4 to 8): more stages, a
@@ -153,8 +155,8 @@ struct Flat {
     /// Which unit to generate.
     #[arg(long, value_enum, default_value = "all")]
     unit: UnitArg,
-    /// MPC: pipeline stages of the compressor (3 or 4) [default: 3; 4 with
-    /// slots].
+    /// MPC: pipeline stages of the compressor (3 or 4; 4 or 5 with slots)
+    /// [default: 3; 4 with slots].
     #[arg(long, conflicts_with_all = NOT_MPC)]
     compressor_stages: Option<usize>,
     /// MPC: pipeline stages of the decompressor (4 to 8; more with slots)

@@ -335,6 +335,8 @@ enum Keys {
     ZeroRun(Vec<ZeroRunKey>),
     /// Code bits.
     Exact(Vec<Expr>),
+    /// Code bits in [`SCORE_PARTS`] partial sums, per predictor.
+    ExactParts(Vec<Vec<Expr>>),
 }
 
 impl Keys {
@@ -363,6 +365,12 @@ impl Keys {
                 keys.into_iter()
                     .enumerate()
                     .map(|(p, key)| u.reg(1, &format!("code_bits_p{p}"), key))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Keys::ExactParts(keys) => Keys::ExactParts(
+                keys.into_iter()
+                    .enumerate()
+                    .map(|(p, parts)| registered_parts(u, 1, &format!("code_bits_p{p}"), parts))
                     .collect::<Result<_, _>>()?,
             ),
         })
@@ -414,6 +422,40 @@ fn code_bits(
         &format!("candidates[{p}].score.code_bits"),
         When::Always,
     )
+}
+
+/// Partial sums of a code length: each of [`SCORE_PARTS`] sums the code
+/// lengths of [`SYMBOLS`]` / SCORE_PARTS` consecutive symbol positions.
+pub const SCORE_PARTS: usize = 4;
+/// Width of one partial sum (at most 4 x 17 = 68).
+const PART_BITS: u32 = 7;
+
+/// [`code_bits`] as [`SCORE_PARTS`] partial sums (no probe: the stage
+/// that adds them names the total).
+fn code_bit_parts(m: &mut Module, name: &str, symbols: &Expr) -> Result<Vec<Expr>, IrError> {
+    let (lens, _) = symbol_codes(m, name, symbols, false)?;
+    lens.chunks(SYMBOLS / SCORE_PARTS)
+        .map(|c| sum(c, PART_BITS))
+        .collect()
+}
+
+/// `parts` through registers `s<stage>_<name>_q<i>`.
+fn registered_parts(
+    u: &mut StreamUnit,
+    stage: usize,
+    name: &str,
+    parts: Vec<Expr>,
+) -> Result<Vec<Expr>, IrError> {
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| u.reg(stage, &format!("{name}_q{i}"), e))
+        .collect()
+}
+
+/// The code length from its partial sums.
+fn parts_total(parts: &[Expr]) -> Result<Expr, IrError> {
+    sum(parts, LEN_WIDTH)
 }
 
 /// Per symbol position: the code length and (if `with_codes`) the
@@ -618,6 +660,7 @@ pub fn build_staged(set: &ModelSet, stages: usize) -> Result<(Module, UnitDescri
         h,
         split: stages == 4,
         slots: None,
+        score_parts: false,
     };
     let scored = c.score_stage(&in_block)?;
     let selected = c.select(scored, &in_block)?;
@@ -641,6 +684,9 @@ struct Compressor<'a> {
     split: bool,
     /// The programmable slots' configuration, for a unit with slots.
     slots: Option<ConfigBlock>,
+    /// Whether stage 1 hands on exact scores as partial sums
+    /// ([`Keys::ExactParts`]: the 5-stage compressor with slots).
+    score_parts: bool,
 }
 
 /// What stage 1 computes: every predictor's symbols, the custom-model
@@ -741,6 +787,13 @@ impl Compressor<'_> {
                     .iter()
                     .enumerate()
                     .map(|(p, s)| zero_run_key(m, probes, p, s))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Selection::Exact if self.score_parts => Keys::ExactParts(
+                symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(p, s)| code_bit_parts(m, &format!("cand_p{p}"), s))
                     .collect::<Result<_, _>>()?,
             ),
             Selection::Exact => Keys::Exact(
@@ -1000,9 +1053,27 @@ pub const SLOT_STAGE1_LEVELS: usize = 8;
 /// * Stages 3 and 4: codes and pack, with the raw ID `C + P + L` and the
 ///   header of `h(L)` bits (the block shifted up by `H - h(L)`).
 pub fn build_slots(set: &ModelSet, spec: SlotSpec) -> Result<(Module, UnitDescription), IrError> {
-    let stages = slots::SLOT_COMPRESSOR_STAGES;
+    build_slots_staged(set, spec, slots::SLOT_COMPRESSOR_STAGES)
+}
+
+/// [`build_slots`] with `stages` pipeline stages
+/// ([`slots::SLOT_COMPRESSOR_STAGE_RANGE`]). With 5, stage 2 finishes the
+/// slots' reorders and scores them and selects the best hard-wired
+/// predictor, and stage 3 chooses among that predictor and the slots
+/// (exact scores cross stage 1 as [`SCORE_PARTS`] partial sums);
+/// `docs/hw/program-slots.md`.
+pub fn build_slots_staged(
+    set: &ModelSet,
+    spec: SlotSpec,
+    stages: usize,
+) -> Result<(Module, UnitDescription), IrError> {
+    super::check_stages(
+        "compressor pipeline stages with slots",
+        stages,
+        &slots::SLOT_COMPRESSOR_STAGE_RANGE,
+    )?;
     if spec.k() == 0 {
-        return build_staged(set, stages);
+        return build_staged(set, stages.min(*COMPRESSOR_STAGES.end()));
     }
     let ids = Ids {
         custom: set.predictor_id(0) as usize,
@@ -1030,10 +1101,15 @@ pub fn build_slots(set: &ModelSet, spec: SlotSpec) -> Result<(Module, UnitDescri
         h,
         split: true,
         slots: Some(cfg),
+        score_parts: stages == 5 && set.selection == Selection::Exact,
     };
     let scored = c.score_stage(&in_block)?;
     let lanes = c.slot_stage1(&in_block)?;
-    let selected = c.select_slots(scored, lanes, &in_block)?;
+    let selected = if stages == 5 {
+        c.select_slots_split(scored, lanes, &in_block)?
+    } else {
+        c.select_slots(scored, lanes, &in_block)?
+    };
     let coded = c.code_stage(&selected)?;
     let [bits, len, model] = c.pack_stage(selected.stage + 2, coded)?;
     c.u.drive(&out_bits, bits)?;
@@ -1161,32 +1237,9 @@ impl Compressor<'_> {
             2,
             "select among the predictors and the slots, the chosen transform",
         )?;
-        let cfg = self.cfg()?;
-        let class = cfg.spec().route_class();
-        let slots = cfg.slots.clone();
+        let slots = self.cfg()?.slots.clone();
         let p = self.set.predictors.len();
-        let mut slot_symbols = Vec::with_capacity(slots.len());
-        for (j, (slot, reg)) in slots.iter().zip(&lanes).enumerate() {
-            let m = &mut self.u.m;
-            let symbols = match class {
-                RouteClass::Bits => {
-                    let plan = BenesPlan::new(STREAM_BITS)?;
-                    let x: Vec<Expr> = (0..STREAM_BITS as u32)
-                        .map(|q| reg.bit(q))
-                        .collect::<Result<_, _>>()?;
-                    let lanes = plan.run(
-                        m,
-                        &format!("slot_benes_s{j}"),
-                        &slot.settings()?,
-                        x,
-                        SLOT_STAGE1_LEVELS.min(plan.depth())..plan.depth(),
-                    )?;
-                    Expr::concat(plan.outputs(&lanes))?
-                }
-                _ => reg.clone(),
-            };
-            slot_symbols.push(wire(m, &format!("slot_symbols_s{j}"), symbols)?);
-        }
+        let slot_symbols = self.slot_symbols(&lanes)?;
         // the slots' scores (no probes: the stage probes follow the
         // hard-wired candidates)
         let mut scratch = Probes::default();
@@ -1200,7 +1253,7 @@ impl Compressor<'_> {
                     .map(|(j, s)| zero_run_key(m, &mut scratch, p + j, s))
                     .collect::<Result<_, _>>()?,
             ),
-            Keys::Exact(_) => Keys::Exact(
+            Keys::Exact(_) | Keys::ExactParts(_) => Keys::Exact(
                 slot_symbols
                     .iter()
                     .enumerate()
@@ -1276,6 +1329,266 @@ impl Compressor<'_> {
             block: self.probe_reg(2, "block", block, "block", When::Always)?,
         })
     }
+
+    /// Each slot's symbols in its select stage: the rest of its reorder
+    /// after the stage-1 registers `lanes` (`slot_symbols_s<j>`).
+    fn slot_symbols(&mut self, lanes: &[Expr]) -> Result<Vec<Expr>, IrError> {
+        let cfg = self.cfg()?;
+        let class = cfg.spec().route_class();
+        let slots = cfg.slots.clone();
+        let mut out = Vec::with_capacity(slots.len());
+        for (j, (slot, reg)) in slots.iter().zip(lanes).enumerate() {
+            let m = &mut self.u.m;
+            let symbols = match class {
+                RouteClass::Bits => {
+                    let plan = BenesPlan::new(STREAM_BITS)?;
+                    let x: Vec<Expr> = (0..STREAM_BITS as u32)
+                        .map(|q| reg.bit(q))
+                        .collect::<Result<_, _>>()?;
+                    let lanes = plan.run(
+                        m,
+                        &format!("slot_benes_s{j}"),
+                        &slot.settings()?,
+                        x,
+                        SLOT_STAGE1_LEVELS.min(plan.depth())..plan.depth(),
+                    )?;
+                    Expr::concat(plan.outputs(&lanes))?
+                }
+                _ => reg.clone(),
+            };
+            out.push(wire(m, &format!("slot_symbols_s{j}"), symbols)?);
+        }
+        Ok(out)
+    }
+
+    /// Stages 2 and 3 of the 5-stage compressor with slots. Stage 2: the
+    /// rest of each slot's reorder and its score (exact: as partial sums),
+    /// and the best hard-wired predictor by the stage-1 scores; registered
+    /// (`s2_best_onehot`, `s2_best_predictor`, `s2_best_code_bits` or
+    /// `s2_best_zero_runs` / `s2_best_zero_counts`, `s2_slot_symbols_s<j>`
+    /// and the slots' scores). Stage 3: which loaded slot beats that
+    /// predictor and every other loaded slot (the rule of
+    /// [`Compressor::select_slots`]), the predictor's transform again from
+    /// the block, the choice; registered as [`Compressor::select`] does.
+    fn select_slots_split(
+        &mut self,
+        scored: Scored,
+        lanes: Vec<Expr>,
+        in_block: &Expr,
+    ) -> Result<Selected, IrError> {
+        let Scored {
+            symbols: _,
+            mut is_zero_block,
+            mut is_same_words,
+            keys,
+        } = scored;
+        let custom = self.set.custom;
+        let keys = keys.registered(&mut self.u)?;
+        if custom.zero_block {
+            is_zero_block = self.u.reg(1, "is_zero_block", is_zero_block)?;
+        }
+        if custom.same_words {
+            is_same_words = self.u.reg(1, "is_same_words", is_same_words)?;
+        }
+        let block = self.probe_reg(1, "block", in_block.clone(), "block", When::Always)?;
+        self.u.stage(
+            2,
+            "the slots' reorders and scores, the best hard-wired predictor",
+        )?;
+        let slots = self.cfg()?.slots.clone();
+        let p = self.set.predictors.len();
+        let slot_symbols = self.slot_symbols(&lanes)?;
+        let flags: Vec<Expr> = slots.iter().map(|s| s.flag.clone()).collect();
+        let mut scratch = Probes::default();
+        // stage 2: the hard-wired selection, the slots' scores
+        let m = &mut self.u.m;
+        let (onehot, best, keys) = match keys {
+            Keys::ExactParts(hw) => {
+                let totals: Vec<Expr> = hw
+                    .iter()
+                    .enumerate()
+                    .map(|(q, parts)| wire(m, &format!("cand_p{q}_code_bits"), parts_total(parts)?))
+                    .collect::<Result<_, _>>()?;
+                let beats = all_pairs(&totals, |a, b| a.cmp_lt(b))?;
+                let (onehot, best) = select_best(m, &beats)?;
+                let best_key = wire(m, "best_code_bits", onehot_mux(&onehot, &totals)?)?;
+                let slot_parts: Vec<Vec<Expr>> = slot_symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| code_bit_parts(m, &format!("cand_p{}", p + j), s))
+                    .collect::<Result<_, _>>()?;
+                let u = &mut self.u;
+                let best_key = u.reg(2, "best_code_bits", best_key)?;
+                let slots = slot_parts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, parts)| {
+                        registered_parts(u, 2, &format!("slot_code_bits_s{j}"), parts)
+                    })
+                    .collect::<Result<Vec<_>, IrError>>()?;
+                (
+                    onehot,
+                    best,
+                    SplitKeys::Exact {
+                        best: best_key,
+                        slots,
+                    },
+                )
+            }
+            Keys::ZeroRun(hw) => {
+                let beats = all_pairs(&hw, zero_run_better)?;
+                let (onehot, best) = select_best(m, &beats)?;
+                let pick = |f: &dyn Fn(&ZeroRunKey) -> &Vec<Expr>| -> Result<Vec<Expr>, IrError> {
+                    let buses: Vec<Expr> = hw
+                        .iter()
+                        .map(|key| Expr::concat(f(key).iter().rev().cloned()))
+                        .collect::<Result<_, _>>()?;
+                    let bus = onehot_mux(&onehot, &buses)?;
+                    (0..bus.width()).map(|b| bus.bit(b)).collect()
+                };
+                let best_key = ZeroRunKey {
+                    runs: pick(&|k: &ZeroRunKey| &k.runs)?,
+                    counts: pick(&|k: &ZeroRunKey| &k.counts)?,
+                };
+                let slot_keys: Vec<ZeroRunKey> = slot_symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| zero_run_key(m, &mut scratch, p + j, s))
+                    .collect::<Result<_, _>>()?;
+                let u = &mut self.u;
+                let best_key = registered_zero_run_key(u, "best", best_key)?;
+                let slots = slot_keys
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, key)| registered_zero_run_key(u, &format!("slot_s{j}"), key))
+                    .collect::<Result<Vec<_>, IrError>>()?;
+                (
+                    onehot,
+                    best,
+                    SplitKeys::ZeroRun {
+                        best: best_key,
+                        slots,
+                    },
+                )
+            }
+            _ => {
+                return Err(IrError::ParameterOutOfRange {
+                    what: "scored hard-wired predictors of a compressor with slots".to_string(),
+                    value: 0,
+                    min: 1,
+                    max: p as u64,
+                })
+            }
+        };
+        let u = &mut self.u;
+        let onehot_reg = u.reg(
+            2,
+            "best_onehot",
+            Expr::concat(onehot.iter().rev().cloned())?,
+        )?;
+        let onehot: Vec<Expr> = (0..onehot.len() as u32)
+            .map(|b| onehot_reg.bit(b))
+            .collect::<Result<_, _>>()?;
+        let best = u.reg(2, "best_predictor", best)?;
+        let slot_symbols: Vec<Expr> = slot_symbols
+            .into_iter()
+            .enumerate()
+            .map(|(j, s)| u.reg(2, &format!("slot_symbols_s{j}"), s))
+            .collect::<Result<_, _>>()?;
+        if custom.zero_block {
+            is_zero_block = u.reg(2, "is_zero_block", is_zero_block)?;
+        }
+        if custom.same_words {
+            is_same_words = u.reg(2, "is_same_words", is_same_words)?;
+        }
+        let block = self.probe_reg(2, "block", block, "block", When::Always)?;
+        // stage 3: the choice
+        self.u.stage(
+            3,
+            "select among the best hard-wired predictor and the slots, the chosen transform",
+        )?;
+        let m = &mut self.u.m;
+        let (slot_win, best_key_short) = match keys {
+            SplitKeys::Exact {
+                best: best_key,
+                slots: parts,
+            } => {
+                let sk: Vec<Expr> = parts
+                    .iter()
+                    .enumerate()
+                    .map(|(j, parts)| wire(m, &format!("slot_code_bits_s{j}"), parts_total(parts)?))
+                    .collect::<Result<_, _>>()?;
+                let wins = slot_wins(m, &best_key, &sk, &flags, |a, b| a.cmp_lt(b))?;
+                // the chosen candidate's code length, for same-words
+                let mut key = best_key;
+                for (w, sk) in wins.iter().zip(&sk) {
+                    key = Expr::mux(w, sk, &key)?;
+                }
+                (wins, Some(k(32, LEN_WIDTH)?.cmp_le(&key)?))
+            }
+            SplitKeys::ZeroRun {
+                best: best_key,
+                slots: sk,
+            } => {
+                let wins = slot_wins(m, &best_key, &sk, &flags, zero_run_better)?;
+                (wins, None)
+            }
+        };
+        let hw_chosen = chosen_transform(m, self.set, &onehot, &block)?;
+        let hw_chosen = wire(m, "chosen_hw_symbols", hw_chosen)?;
+        let mut chosen = hw_chosen;
+        for (w, sym) in slot_win.iter().zip(&slot_symbols) {
+            chosen = Expr::mux(w, sym, &chosen)?;
+        }
+        let chosen = wire(m, "chosen_symbols", chosen)?;
+        let iw = self.h.max(best.width());
+        let mut pred_id = best
+            .zext(iw)?
+            .add(&k(self.set.predictor_id(0) as u128, iw)?)?
+            .trunc(self.h)?;
+        for (w, slot) in slot_win.iter().zip(&slots) {
+            pred_id = Expr::mux(w, &slot.id, &pred_id)?;
+        }
+        let same_wins = best_key_short.unwrap_or(Expr::bool(true));
+        let choice =
+            self.custom_override(pred_id, &is_same_words.and(&same_wins)?, &is_zero_block)?;
+        Ok(Selected {
+            stage: 3,
+            choice_id: self.probe_reg(3, "choice_id", choice, "choice_id", When::Always)?,
+            symbols: self.probe_reg(3, "symbols", chosen, "chosen.symbols", When::Predictor)?,
+            block: self.probe_reg(3, "block", block, "block", When::Always)?,
+        })
+    }
+}
+
+/// The scores stage 2 of the 5-stage compressor with slots registers: the
+/// best hard-wired predictor's and each slot's (exact: as partial sums).
+enum SplitKeys {
+    Exact {
+        best: Expr,
+        slots: Vec<Vec<Expr>>,
+    },
+    ZeroRun {
+        best: ZeroRunKey,
+        slots: Vec<ZeroRunKey>,
+    },
+}
+
+/// A zero-run key through registers `s2_<name>_zero_runs` and
+/// `s2_<name>_zero_counts`.
+fn registered_zero_run_key(
+    u: &mut StreamUnit,
+    name: &str,
+    key: ZeroRunKey,
+) -> Result<ZeroRunKey, IrError> {
+    let bus = |u: &mut StreamUnit, n: String, flags: &[Expr]| -> Result<Vec<Expr>, IrError> {
+        let r = u.reg(2, &n, Expr::concat(flags.iter().rev().cloned())?)?;
+        (0..flags.len() as u32).map(|b| r.bit(b)).collect()
+    };
+    Ok(ZeroRunKey {
+        runs: bus(u, format!("{name}_zero_runs"), &key.runs)?,
+        counts: bus(u, format!("{name}_zero_counts"), &key.counts)?,
+    })
 }
 
 /// Which slot wins (`slot_win_s<j>`, at most one): a loaded slot whose key
@@ -1308,6 +1621,15 @@ fn slot_wins<K>(
 /// binary index, and whether same-words (when the set has it) wins
 /// against the chosen predictor.
 fn choose(m: &mut Module, keys: Keys) -> Result<(Vec<Expr>, Expr, Expr), IrError> {
+    let keys = match keys {
+        Keys::ExactParts(parts) => Keys::Exact(
+            parts
+                .iter()
+                .map(|p| parts_total(p))
+                .collect::<Result<_, _>>()?,
+        ),
+        keys => keys,
+    };
     Ok(match keys {
         Keys::None => (vec![Expr::bool(true)], k(0, 1)?, Expr::bool(true)),
         Keys::ZeroRun(keys) => {
@@ -1315,6 +1637,7 @@ fn choose(m: &mut Module, keys: Keys) -> Result<(Vec<Expr>, Expr, Expr), IrError
             let (onehot, best) = select_best(m, &beats)?;
             (onehot, best, Expr::bool(true))
         }
+        Keys::ExactParts(_) => unreachable!("partial sums were added above"),
         Keys::Exact(keys) => {
             let beats = all_pairs(&keys, |a, b| a.cmp_lt(b))?;
             let (onehot, best) = select_best(m, &beats)?;

@@ -78,10 +78,9 @@ impl Options {
                 DECOMPRESSOR_LATENCY as usize,
             )
         } else {
-            let c = slots::SLOT_COMPRESSOR_STAGES;
             (
-                c..=c,
-                c,
+                slots::SLOT_COMPRESSOR_STAGE_RANGE,
+                slots::SLOT_COMPRESSOR_STAGES,
                 decompressor::slot_stages(&slots),
                 decompressor::slot_default_stages(&slots),
             )
@@ -205,7 +204,7 @@ impl Family for MpcConfig {
         let (set, opts) = (&self.set, &self.options);
         Ok(match unit {
             Unit::Mpc(Side::Compressor) if opts.slots.k() > 0 => {
-                compressor::build_slots(set, opts.slots)?
+                compressor::build_slots_staged(set, opts.slots, opts.compressor_stages)?
             }
             Unit::Mpc(Side::Compressor) => compressor::build_staged(set, opts.compressor_stages)?,
             Unit::Mpc(Side::Decompressor) if opts.slots.k() > 0 => {

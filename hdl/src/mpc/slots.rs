@@ -26,9 +26,13 @@ use crate::stream::{OutPort, StreamInputs, StreamOutputs, StreamUnit};
 pub const MAX_SLOTS: usize = 4;
 /// The slot form of `gen --program-slots` without `--slot-form`.
 pub const DEFAULT_FORM: &str = "stride-colpart";
-/// Compressor pipeline stages of a unit with slots (the slot reorder and
-/// scoring take a stage more than the hard-wired predictors).
+/// Compressor pipeline stages of a unit with slots by default (the slot
+/// reorder and scoring take a stage more than the hard-wired predictors).
 pub const SLOT_COMPRESSOR_STAGES: usize = 4;
+/// Compressor pipeline stages a unit with slots may have: 5 gives the
+/// slots' scores and the choice a stage each (for the exact selection
+/// rule, whose code lengths take longer than zero-run scores).
+pub const SLOT_COMPRESSOR_STAGE_RANGE: std::ops::RangeInclusive<usize> = 4..=5;
 
 /// Width of `cfg_addr`.
 pub const ADDR_BITS: u32 = 12;
