@@ -10,7 +10,7 @@ use golden::dpc::{DpcParams, Mode};
 use super::packing;
 use super::{len_width, DpcUnit};
 use crate::circuits::{bits_for, k, popcount, sum, wire};
-use crate::circuits::{compact, lookup, Field};
+use crate::circuits::{compact, lookup};
 use crate::ir::{Expr, IrError, Module};
 use crate::mpc::probes::Probes;
 use crate::stream::StreamUnit;
@@ -23,6 +23,11 @@ fn segments(data: &Expr, p: &DpcParams) -> Result<Vec<Expr>, IrError> {
         .map(|j| data.slice(sw * (j + 1) - 1, sw * j))
         .collect()
 }
+
+/// The DF-TRUC packer's merge levels done in stage 1 (behind the sector
+/// compaction and ES, which leave stage 1 the shorter), the others in
+/// stage 2.
+pub const TRUC_STAGE1_LEVELS: usize = 2;
 
 /// (ES, all-ones) of the segments of `data`, with segment `j` taking part
 /// only where `valid[j]` (None: all).
@@ -154,10 +159,16 @@ fn stage_probes(m: &Module, mode: Mode) -> Result<Vec<StageProbe>, IrError> {
             (1, "pick_man", Mirror::Manipulated),
         ],
     };
-    if mode != Mode::Man {
-        list.push((1, "s1_data", Mirror::Data));
+    // (DF-MAN registers the original block and zero-fills in stage 2)
+    list.push(match mode {
+        Mode::Man => (1, "s1_data", copy(orig, CopyField::Data)),
+        _ => (1, "s1_data", Mirror::Data),
+    });
+    list.push((1, "s1_es", Mirror::Es));
+    if mode != Mode::Truc {
+        // (DF-TRUC's patterns are in its packed fields)
+        list.push((1, "s1_ones", Mirror::Ones));
     }
-    list.extend([(1, "s1_es", Mirror::Es), (1, "s1_ones", Mirror::Ones)]);
     match mode {
         Mode::Plain => {}
         Mode::Truc => list.extend([
@@ -168,6 +179,7 @@ fn stage_probes(m: &Module, mode: Mode) -> Result<Vec<StageProbe>, IrError> {
         ]),
         Mode::Man => list.extend([
             (1, "s1_manipulated", Mirror::Manipulated),
+            (1, "s1_mask", Mirror::Mask),
             (2, "data", Mirror::Data),
         ]),
     }
@@ -199,6 +211,9 @@ struct Filtered {
     count: Option<Expr>,
     extra: Option<Expr>,
     mask: Option<Expr>,
+    /// DF-TRUC: the packer's parts after its stage-1 levels (register
+    /// `s1_packed`, first part most significant) and their runs of groups.
+    packed: Option<(Expr, Vec<(usize, usize)>)>,
 }
 
 /// Stage 1: the filtered block of `mode` (plain: the block; DF-TRUC: the
@@ -222,6 +237,7 @@ fn filter_stage(
     let sectors: Vec<Expr> = (0..ks)
         .map(|i| blk.slice(sec_w * (i + 1) - 1, sec_w * i))
         .collect::<Result<_, _>>()?;
+    let mut packed = None;
     let (data, es, ones, count, extra) = match mode {
         Mode::Plain => {
             let (es, ones) = status(m, "grp", blk, None, p)?;
@@ -241,6 +257,27 @@ fn filter_stage(
                 .map(|j| npc.cmp_gt(&k((j / g) as u128, cw)?))
                 .collect::<Result<_, _>>()?;
             let (es, ones) = status(m, "grp", &compacted, Some(&valid), p)?;
+            // the first packer levels
+            let n = p.segments() as u32;
+            let nm1 = packing::seg_count_m1(m, "seg_count_m1", &npc, p, bits_for(n as u64))?;
+            let parts = field_data(p, &compacted, &es, &ones)?
+                .into_iter()
+                .enumerate()
+                .map(|(i, data)| packing::Part {
+                    data,
+                    first: i,
+                    groups: 1,
+                })
+                .collect();
+            let es_bits: Vec<Expr> = (0..es.width())
+                .map(|i| es.bit(i))
+                .collect::<Result<_, _>>()?;
+            let parts =
+                packing::pack_var_levels(m, "pk", parts, &es_bits, &nm1, n, 0, TRUC_STAGE1_LEVELS)?;
+            packed = Some((
+                Expr::concat(parts.iter().map(|p| p.data.clone()))?,
+                parts.iter().map(|p| (p.first, p.groups)).collect(),
+            ));
             (compacted, es, ones, None, Some(("npc", npc)))
         }
         Mode::Man => {
@@ -272,9 +309,12 @@ fn filter_stage(
             )
         }
     };
-    let data = u.reg(1, if mode == Mode::Man { "block" } else { "data" }, data)?;
+    let data = u.reg(1, "data", data)?;
     let es = u.reg(1, "es", es)?;
-    let ones = u.reg(1, "ones", ones)?;
+    let ones = match mode {
+        Mode::Truc => ones,
+        _ => u.reg(1, "ones", ones)?,
+    };
     let count = match count {
         Some(c) => Some(u.reg(1, "es_count", c)?),
         None => None,
@@ -287,6 +327,10 @@ fn filter_stage(
         Some(mk) => Some(u.reg(1, "mask", mk.clone())?),
         _ => None,
     };
+    let packed = match packed {
+        Some((e, runs)) => Some((u.reg(1, "packed", e)?, runs)),
+        None => None,
+    };
     Ok(Filtered {
         data,
         es,
@@ -294,6 +338,7 @@ fn filter_stage(
         count,
         extra,
         mask,
+        packed,
     })
 }
 
@@ -349,56 +394,75 @@ fn pack_stage(
         }
         _ => (k(n as u128, nw)?, k(8 * b as u128, clw)?),
     };
-    let fields = group_fields(p, s1, &nlen)?;
     let es_bits: Vec<Expr> = (0..w).map(|i| s1.es.bit(i)).collect::<Result<_, _>>()?;
     let sector_bits = 8 * p.sector_bytes() as u64;
-    let (ed, coded_len, compressed) = if let (Mode::Truc, Some(npc)) = (mode, &s1.extra) {
-        // fields of 1 or `seg_count` bits: the shifts from the counts of
-        // ES bits clear times `seg_count - 1`
-        let nm1 = packing::seg_count_m1(m, npc, p, nw)?;
-        let lens: Vec<Expr> = fields.iter().map(|f| f.len.clone()).collect();
-        let len = sum(&lens, clw)?.add(&k(w as u128, clw)?)?;
-        let data = fields.into_iter().map(|f| f.data).collect();
-        let ed = packing::pack_var(m, "pk", data, &es_bits, &nm1, n)?;
-        // coded shorter than raw: per critical-sector count, a threshold
-        // on the ES count
-        let g = p.sector_segments() as u64;
-        let cw = npc.width();
-        let thresholds: Vec<(u64, u64)> = (0..=ks as u64)
-            .filter_map(|c| {
-                let coded = |e: u64| w as u64 + e + (w as u64 - e) * c * g;
-                packing::first_below(w as u64, c * sector_bits, coded).map(|t| (c, t))
-            })
-            .collect();
-        let mut terms = Vec::new();
-        if !thresholds.is_empty() {
-            let count = wire(m, "es_count", popcount(&es_bits)?)?;
-            for (c, t) in thresholds {
-                terms.push(
-                    npc.cmp_eq(&k(c as u128, cw)?)?
-                        .and(&count.cmp_ge(&k(t as u128, count.width())?)?)?,
-                );
+    let (ed, coded_len, compressed) =
+        if let (Mode::Truc, Some(npc), Some((packed, runs))) = (mode, &s1.extra, &s1.packed) {
+            // the packer's last levels on the stage-1 parts (fields of 1 or
+            // `seg_count` bits: the shifts from the counts of ES bits clear
+            // times `seg_count - 1`)
+            if let Some(sig) = nlen.as_signal().cloned() {
+                // (a probe: the lengths come from the counts)
+                m.mark_unused(&sig, sig.width() - 1, 0)?;
             }
-        }
-        let compressed = match terms.len() {
-            0 => Expr::bool(false),
-            _ => Expr::concat(terms)?.reduce_or(),
+            let nm1 = packing::seg_count_m1(m, "nlen_m1", npc, p, nw)?;
+            let mut top = packed.width();
+            let mut parts = Vec::new();
+            for &(first, groups) in runs {
+                let wd = groups as u32 * n;
+                parts.push(packing::Part {
+                    data: packed.slice(top - 1, top - wd)?,
+                    first,
+                    groups,
+                });
+                top -= wd;
+            }
+            let mut parts = packing::pack_var_levels(
+                m,
+                "pk",
+                parts,
+                &es_bits,
+                &nm1,
+                n,
+                TRUC_STAGE1_LEVELS,
+                usize::MAX,
+            )?;
+            let ed = parts.pop().map(|p| p.data).ok_or(IrError::EmptyConcat)?;
+            // the length, and coded shorter than raw (per critical-sector
+            // count, a threshold), from the ES count
+            let count = wire(m, "es_count", popcount(&es_bits)?)?;
+            let len = packing::truc_coded_len(&count, npc, p, clw)?;
+            let g = p.sector_segments() as u64;
+            let cw = npc.width();
+            let mut terms = Vec::new();
+            for c in 0..=ks as u64 {
+                let coded = |e: u64| w as u64 + e + (w as u64 - e) * c * g;
+                if let Some(t) = packing::first_below(w as u64, c * sector_bits, coded) {
+                    terms.push(
+                        npc.cmp_eq(&k(c as u128, cw)?)?
+                            .and(&count.cmp_ge(&k(t as u128, count.width())?)?)?,
+                    );
+                }
+            }
+            let compressed = match terms.len() {
+                0 => Expr::bool(false),
+                _ => Expr::concat(terms)?.reduce_or(),
+            };
+            (ed, len, compressed)
+        } else {
+            // every field is 1 or n bits: the packer, and the length and the
+            // choice from the ES count of stage 1
+            let data = field_data(p, &s1.data, &s1.es, &s1.ones)?;
+            let ed = packing::pack_fixed(m, "pk", data, &es_bits, n)?;
+            let count = s1.count.clone().ok_or(IrError::EmptyConcat)?;
+            let (wu, nu) = (w as u64, n as u64);
+            let coded = |e: u64| wu + wu * nu - e * (nu - 1);
+            let compressed = match packing::first_below(wu, 8 * b as u64, coded) {
+                Some(t) => count.cmp_ge(&k(t as u128, count.width())?)?,
+                None => Expr::bool(false),
+            };
+            (ed, packing::coded_len(&count, wu, nu, clw)?, compressed)
         };
-        (ed, len, compressed)
-    } else {
-        // every field is 1 or n bits: the packer, and the length and the
-        // choice from the ES count of stage 1
-        let data = fields.into_iter().map(|f| f.data).collect();
-        let ed = packing::pack_fixed(m, "pk", data, &es_bits, n)?;
-        let count = s1.count.clone().ok_or(IrError::EmptyConcat)?;
-        let (wu, nu) = (w as u64, n as u64);
-        let coded = |e: u64| wu + wu * nu - e * (nu - 1);
-        let compressed = match packing::first_below(wu, 8 * b as u64, coded) {
-            Some(t) => count.cmp_ge(&k(t as u128, count.width())?)?,
-            None => Expr::bool(false),
-        };
-        (ed, packing::coded_len(&count, wu, nu, clw)?, compressed)
-    };
     // ES + ED can be W bits longer than the raw block; a packet that long
     // is never coded (raw wins), so the last W bits of ED are never sent.
     if let Some(sig) = ed.as_signal().cloned() {
@@ -461,30 +525,25 @@ fn pack_stage(
     Ok((u.reg(2, "bits", packet)?, u.reg(2, "len", len)?))
 }
 
-/// The packer's field of each bit-plane group: the pattern bit (1 bit)
-/// where ES is set, else the group's bit of each of the `nlen` segments.
-fn group_fields(p: &DpcParams, s1: &Filtered, nlen: &Expr) -> Result<Vec<Field>, IrError> {
+/// The packer's field of each bit-plane group of `data` (status `es`,
+/// all-ones `ones`): the pattern bit followed by zeros where ES is set
+/// (length 1), else the group's bit of every segment (MSB first).
+fn field_data(p: &DpcParams, data: &Expr, es: &Expr, ones: &Expr) -> Result<Vec<Expr>, IrError> {
     let (w, n) = (p.groups() as u32, p.segments() as u32);
-    let nw = bits_for(n as u64);
     let sw = 8 * p.segment_bytes() as u32;
     (0..w)
         .map(|i| {
             let group = Expr::concat(
                 (0..n)
-                    .map(|j| s1.data.bit(sw * j + i))
+                    .map(|j| data.bit(sw * j + i))
                     .collect::<Result<Vec<_>, _>>()?,
             )?;
-            let es_i = s1.es.bit(i)?;
             let pat = if n > 1 {
-                Expr::concat([s1.ones.bit(i)?, k(0, n - 1)?])?
+                Expr::concat([ones.bit(i)?, k(0, n - 1)?])?
             } else {
-                s1.ones.bit(i)?
+                ones.bit(i)?
             };
-            Ok(Field {
-                data: Expr::mux(&es_i, &pat, &group)?,
-                len: Expr::mux(&es_i, &k(1, nw)?, nlen)?,
-                max: n as u64,
-            })
+            Expr::mux(&es.bit(i)?, &pat, &group)
         })
         .collect()
 }

@@ -170,42 +170,80 @@ pub fn pack_var(
     nm1: &Expr,
     n: u32,
 ) -> Result<Expr, IrError> {
-    let mut level: Vec<(Expr, usize, usize)> = fields
+    let parts = fields
         .into_iter()
         .enumerate()
-        .map(|(i, f)| (f, i, 1))
+        .map(|(i, f)| Part {
+            data: f,
+            first: i,
+            groups: 1,
+        })
         .collect();
-    let mut depth = 0;
-    while level.len() > 1 {
+    let mut parts = pack_var_levels(m, name, parts, es, nm1, n, 0, usize::MAX)?;
+    parts.pop().map(|p| p.data).ok_or(IrError::EmptyConcat)
+}
+
+/// A packed run of fields: its MSB-aligned data (`groups·n` bits), its
+/// first group and its number of groups.
+#[derive(Clone)]
+pub struct Part {
+    pub data: Expr,
+    pub first: usize,
+    pub groups: usize,
+}
+
+/// The merge levels `depth..depth + levels` of [`pack_var`] (at most
+/// until one part is left) on `parts`, adjacent runs of groups, `es` the
+/// ES bits of every group; the levels' wires are `<name><level>_<idx>_*`.
+#[allow(clippy::too_many_arguments)]
+pub fn pack_var_levels(
+    m: &mut Module,
+    name: &str,
+    parts: Vec<Part>,
+    es: &[Expr],
+    nm1: &Expr,
+    n: u32,
+    depth: usize,
+    levels: usize,
+) -> Result<Vec<Part>, IrError> {
+    let mut level = parts;
+    let mut depth = depth;
+    let mut done = 0;
+    while level.len() > 1 && done < levels {
         let mut next = Vec::with_capacity(level.len().div_ceil(2));
         for (idx, pair) in level.chunks(2).enumerate() {
             if pair.len() == 1 {
                 next.push(pair[0].clone());
                 continue;
             }
-            let ((a, alo, acnt), (b, _, bcnt)) = (&pair[0], &pair[1]);
+            let (a, b) = (&pair[0], &pair[1]);
             let stem = format!("{name}{depth}_{idx}");
-            let (wa, wb) = (a.width(), b.width());
-            let ac = *acnt as u32;
+            let (wa, wb) = (a.data.width(), b.data.width());
+            let ac = a.groups as u32;
             // b right after an all-ES left part (`ac` bits), then moved
             let mut cur = if wa > ac {
-                Expr::concat([k(0, ac)?, b.clone(), k(0, wa - ac)?])?
+                Expr::concat([k(0, ac)?, b.data.clone(), k(0, wa - ac)?])?
             } else {
-                Expr::concat([k(0, ac)?, b.clone()])?
+                Expr::concat([k(0, ac)?, b.data.clone()])?
             };
             if n > 1 {
-                let j = clear_count(&es[*alo..alo + acnt])?;
-                let aw = bits_for(*acnt as u64 * (n as u64 - 1));
+                let j = clear_count(&es[a.first..a.first + a.groups])?;
+                let aw = bits_for(a.groups as u64 * (n as u64 - 1));
                 let amount = wire(m, &format!("{stem}_shift"), mul_var(&j, nm1, aw)?)?;
                 cur = shr_var(m, &format!("{stem}_b"), &cur, &amount)?;
             }
-            let data = Expr::concat([a.clone(), k(0, wb)?])?.or(&cur)?;
-            next.push((wire(m, &format!("{stem}_data"), data)?, *alo, acnt + bcnt));
+            let data = Expr::concat([a.data.clone(), k(0, wb)?])?.or(&cur)?;
+            next.push(Part {
+                data: wire(m, &format!("{stem}_data"), data)?,
+                first: a.first,
+                groups: a.groups + b.groups,
+            });
         }
         level = next;
         depth += 1;
+        done += 1;
     }
-    level.pop().map(|(d, _, _)| d).ok_or(IrError::EmptyConcat)
+    Ok(level)
 }
 
 /// The inverse of [`pack_var`]: each node's right half is the stream read
@@ -254,6 +292,7 @@ pub fn unpack_var(
 /// `width` bits; the constant 0 with one segment per block (no shift).
 pub fn seg_count_m1(
     m: &mut Module,
+    name: &str,
     npc: &Expr,
     p: &golden::dpc::DpcParams,
     width: u32,
@@ -265,11 +304,7 @@ pub fn seg_count_m1(
     let table: Vec<u64> = (0..=p.sectors() as u64)
         .map(|c| (c * g).max(1) - 1)
         .collect();
-    wire(
-        m,
-        "seg_count_m1",
-        crate::circuits::lookup(npc, &table, width)?,
-    )
+    wire(m, name, crate::circuits::lookup(npc, &table, width)?)
 }
 
 /// The smallest ES count `e` in `0..=groups` whose coded length
@@ -277,4 +312,179 @@ pub fn seg_count_m1(
 /// so "coded shorter than raw" is "count at least this"); `None` if none.
 pub fn first_below(groups: u64, raw: u64, coded: impl Fn(u64) -> u64) -> Option<u64> {
     (0..=groups).find(|&e| coded(e) < raw)
+}
+
+/// DF-TRUC's coded length `W + e + (W − e)·g·c` for the ES count `count`
+/// and the critical-sector count `npc` = c (`g` segments per sector), a
+/// constant minus a multiple of the count per value of `npc`, one-hot
+/// selected; `width` bits.
+pub fn truc_coded_len(
+    count: &Expr,
+    npc: &Expr,
+    p: &golden::dpc::DpcParams,
+    width: u32,
+) -> Result<Expr, IrError> {
+    let (w, g) = (p.groups() as u64, p.sector_segments() as u64);
+    let e = count.zext(width)?;
+    let mut sel = Vec::new();
+    let mut vals = Vec::new();
+    for c in 0..=p.sectors() as u64 {
+        sel.push(npc.cmp_eq(&k(c as u128, npc.width())?)?);
+        vals.push(k((w + w * g * c) as u128, width)?.add(&e)?.sub(&mul_const(
+            &e,
+            g * c,
+            width,
+        )?)?);
+    }
+    crate::circuits::onehot_mux(&sel, &vals)
+}
+
+/// A run of groups whose fields are still packed in one stream: the
+/// stream (MSB-aligned, `groups·n` bits), its first group, its number of
+/// groups and the stem of its unpacker's wire names.
+#[derive(Clone)]
+pub struct Sub {
+    pub data: Expr,
+    pub first: usize,
+    pub groups: usize,
+    pub name: String,
+}
+
+/// How a node of the unpacker finds its right half: every field 1 or `n`
+/// bits (plain DPC), or 1 or `g·c` bits (DF-TRUC: `g` segments per sector,
+/// `cm1` = c − 1, clamped at 0; `cm1_max` its largest value).
+pub enum Lengths<'a> {
+    Fixed,
+    Sectors { g: u32, cm1: &'a Expr, cm1_max: u64 },
+}
+
+/// The top `keep` bits of `x` shifted towards the MSB by the sum of the
+/// `stages`' shifts whose select bit is set (each stage one 2:1 mux level,
+/// a named wire `<name><t>` holding only the bits later stages read).
+fn shl_stages_top(
+    m: &mut Module,
+    name: &str,
+    x: &Expr,
+    stages: &[(Expr, u32)],
+    keep: u32,
+) -> Result<Expr, IrError> {
+    let total: u32 = stages.iter().map(|(_, s)| s).sum();
+    let w = x.width() + total;
+    // zeros below, so that no stage runs out of bits
+    let x = if total > 0 {
+        Expr::concat([x.clone(), k(0, total)?])?
+    } else {
+        x.clone()
+    };
+    // lo[t]: the lowest bit read of the value before stage t
+    let mut lo = vec![w - keep; stages.len() + 1];
+    for t in (0..stages.len()).rev() {
+        lo[t] = lo[t + 1] - stages[t].1;
+    }
+    let mut cur = x.slice(w - 1, lo[0])?;
+    for (t, (sel, shift)) in stages.iter().enumerate() {
+        let cw = cur.width();
+        let ow = cw - shift;
+        let next = Expr::mux(sel, &cur.slice(ow - 1, 0)?, &cur.slice(cw - 1, *shift)?)?;
+        let prev = cur.as_signal().cloned();
+        if let Some(sig) = prev {
+            if *shift > ow {
+                // bits neither the shifted nor the kept value reads
+                m.mark_unused(&sig, shift - 1, ow)?;
+            }
+        }
+        cur = if t + 1 < stages.len() {
+            wire(m, &format!("{name}{t}"), next)?
+        } else {
+            next
+        };
+    }
+    Ok(cur)
+}
+
+/// Unpack `sub` down `levels` levels of the tree (each node splitting
+/// its groups at half, rounded up): the runs left (a run of one group is
+/// its field, its first `n` bits). `es`: every group's ES bit.
+pub fn unpack_split(
+    m: &mut Module,
+    sub: Sub,
+    es: &[Expr],
+    n: u32,
+    lengths: &Lengths,
+    levels: usize,
+) -> Result<Vec<Sub>, IrError> {
+    if sub.groups == 1 || levels == 0 {
+        return Ok(vec![sub]);
+    }
+    let (cnt, first, name) = (sub.groups, sub.first, sub.name.as_str());
+    let stream = &sub.data;
+    let sw = stream.width();
+    let mid = cnt.div_ceil(2);
+    let left = stream.slice(sw - 1, sw - mid as u32 * n)?;
+    let right_w = (cnt - mid) as u32 * n;
+    let right = if n == 1 {
+        stream.slice(right_w - 1, 0)?
+    } else {
+        match lengths {
+            Lengths::Fixed => {
+                let e = count(&es[first..first + mid])?;
+                let levels = e.width();
+                let mut need = vec![right_w; levels as usize + 1];
+                for t in (0..levels).rev() {
+                    need[t as usize] = need[t as usize + 1] + (1u32 << t) * (n - 1);
+                }
+                let mut cur = if need[0] > sw {
+                    stream.zext(need[0])?
+                } else {
+                    stream.slice(need[0] - 1, 0)?
+                };
+                for t in 0..levels {
+                    let keep = need[t as usize + 1];
+                    let shifted = cur.shr((1u32 << t) * (n - 1)).slice(keep - 1, 0)?;
+                    let same = cur.slice(keep - 1, 0)?;
+                    cur = wire(
+                        m,
+                        &format!("{name}_r{t}"),
+                        Expr::mux(&e.bit(t)?, &shifted, &same)?,
+                    )?;
+                }
+                cur
+            }
+            Lengths::Sectors { g, cm1, cm1_max } => {
+                // left length = mid + j·(g·c − 1) = mid + j·(g − 1) + g·j·(c − 1)
+                let j = clear_count(&es[first..first + mid])?;
+                let mut stages: Vec<(Expr, u32)> = Vec::new();
+                if *g > 1 {
+                    for t in 0..j.width() {
+                        stages.push((j.bit(t)?, (1u32 << t) * (g - 1)));
+                    }
+                }
+                if *cm1_max > 0 {
+                    let jw = bits_for(mid as u64 * cm1_max);
+                    let jc = wire(m, &format!("{name}_jc"), mul_var(&j, cm1, jw)?)?;
+                    for t in 0..jw {
+                        stages.push((jc.bit(t)?, (1u32 << t) * g));
+                    }
+                }
+                let from = stream.shl(mid as u32);
+                let sh = shl_stages_top(m, &format!("{name}_r"), &from, &stages, right_w)?;
+                wire(m, &format!("{name}_r"), sh)?
+            }
+        }
+    };
+    let l = Sub {
+        data: left,
+        first,
+        groups: mid,
+        name: format!("{name}l"),
+    };
+    let r = Sub {
+        data: right,
+        first: first + mid,
+        groups: cnt - mid,
+        name: format!("{name}r"),
+    };
+    let mut out = unpack_split(m, l, es, n, lengths, levels - 1)?;
+    out.extend(unpack_split(m, r, es, n, lengths, levels - 1)?);
+    Ok(out)
 }
