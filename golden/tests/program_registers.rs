@@ -379,4 +379,29 @@ fn refusals_and_unmapped_writes() {
         regs.predictors(&set),
         Err(RegisterError::Candidate { byte: 1, .. })
     ));
+    // a base chain deeper than the form's bound (4) is refused: bytes 1..=5
+    // each based on the byte before
+    regs.write(RegisterWrite {
+        addr: slot_rules(0, 0),
+        value: 0x1717_1700,
+    });
+    regs.write(RegisterWrite {
+        addr: slot_rules(0, 1),
+        value: 0x0000_1717,
+    });
+    assert_eq!(
+        regs.predictors(&set),
+        Err(RegisterError::Depth {
+            slot: 0,
+            depth: 5,
+            form: "stride-cols",
+            max: 4
+        })
+    );
+    // bytes 1..=4 only: depth 4, accepted
+    regs.write(RegisterWrite {
+        addr: slot_rules(0, 1),
+        value: 0x0000_0017,
+    });
+    assert!(regs.predictors(&set).is_ok());
 }

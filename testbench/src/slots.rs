@@ -1014,8 +1014,8 @@ fn registers_coder(
         .flatten()
         .collect();
     // a chain deeper than the form's bound is not restored by the
-    // decompressor (docs/hw/program-slots.md section 6), though the
-    // registers give a predictor
+    // decompressor (docs/hw/program-slots.md section 6): `predictors`
+    // refuses it; checked again here, with the cycle case, for the message
     for p in &preds {
         match program::rules_depth(&p.bytes) {
             Ok(d) if d <= unit.form.max_depth => {}

@@ -375,7 +375,12 @@ fn a_base_chain_deeper_than_the_form_bound_is_no_valid_configuration() {
     };
     // decode blocks won by the slot through a view; out_block as bytes
     let decode = |view: &hdl::ir::Module, regs: &SlotRegisters, seed: u64| {
-        let preds: Vec<golden::mpc::Predictor> = regs
+        // the golden predictor of the rules, also past the form's depth
+        // bound (which `predictors` refuses): read as the form of the same
+        // register map with a depth bound of 8
+        let mut deeper = regs.clone();
+        deeper.form = Form::by_name("stride-colpart-d8").expect("form");
+        let preds: Vec<golden::mpc::Predictor> = deeper
             .predictors(&set)
             .expect("registers give predictors")
             .into_iter()

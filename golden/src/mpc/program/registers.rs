@@ -18,8 +18,8 @@
 
 use super::benes::{self, BenesError};
 use super::{
-    column_major, BaseClass, Form, ImageError, ProgrammedSet, ReorderClass, Slot, SlotImage,
-    SlotReorder, STRIDES,
+    column_major, rules_depth, BaseClass, Form, ImageError, ProgrammedSet, ReorderClass, Slot,
+    SlotImage, SlotReorder, STRIDES,
 };
 use crate::mpc::model::{ByteRule, ModelSet, Predictor};
 use crate::mpc::{BLOCK_BYTES, STREAM_BITS};
@@ -120,6 +120,13 @@ pub enum RegisterError {
         slot: usize,
         found: u32,
         last: usize,
+    },
+    #[error("slot {slot} rules: base chain depth {depth} is more than form {form} allows ({max})")]
+    Depth {
+        slot: usize,
+        depth: usize,
+        form: &'static str,
+        max: usize,
     },
 }
 
@@ -453,6 +460,16 @@ impl SlotRegisters {
                 base: base as u8,
                 shift: code as i8 - 7,
             };
+        }
+        // stride bases point to lower bytes: no cycle, only a depth
+        let depth = rules_depth(&bytes).unwrap_or(usize::MAX);
+        if depth > self.form.max_depth {
+            return Err(RegisterError::Depth {
+                slot: s,
+                depth,
+                form: self.form.name,
+                max: self.form.max_depth,
+            });
         }
         let identity = || -> [u8; STREAM_BITS] { std::array::from_fn(|o| o as u8) };
         let reorder: [u8; STREAM_BITS] = match self.form.reorder {
