@@ -164,10 +164,16 @@ fn stage_probes(m: &Module, mode: Mode) -> Result<Vec<StageProbe>, IrError> {
         Mode::Man => (1, "s1_data", copy(orig, CopyField::Data)),
         _ => (1, "s1_data", Mirror::Data),
     });
-    list.push((1, "s1_es", Mirror::Es));
-    if mode != Mode::Truc {
+    match mode {
+        Mode::Plain => list.extend([(1, "s1_es", Mirror::Es), (1, "s1_ones", Mirror::Ones)]),
         // (DF-TRUC's patterns are in its packed fields)
-        list.push((1, "s1_ones", Mirror::Ones));
+        Mode::Truc => list.push((1, "s1_es", Mirror::Es)),
+        Mode::Man => list.extend([
+            (1, "s1_orig_es", copy(orig, CopyField::Es)),
+            (1, "s1_orig_ones", copy(orig, CopyField::Ones)),
+            (1, "s1_man_es", copy(man, CopyField::Es)),
+            (1, "s1_man_ones", copy(man, CopyField::Ones)),
+        ]),
     }
     match mode {
         Mode::Plain => {}
@@ -181,6 +187,8 @@ fn stage_probes(m: &Module, mode: Mode) -> Result<Vec<StageProbe>, IrError> {
             (1, "s1_manipulated", Mirror::Manipulated),
             (1, "s1_mask", Mirror::Mask),
             (2, "data", Mirror::Data),
+            (2, "es", Mirror::Es),
+            (2, "ones", Mirror::Ones),
         ]),
     }
     list.extend([
@@ -208,12 +216,17 @@ struct Filtered {
     data: Expr,
     es: Expr,
     ones: Expr,
+    /// DF-MAN: the zero-filled copy's ES and all-ones bits (`es`, `ones`:
+    /// the original's), picked in stage 2.
+    man: Option<(Expr, Expr)>,
     count: Option<Expr>,
     extra: Option<Expr>,
     mask: Option<Expr>,
     /// DF-TRUC: the packer's parts after its stage-1 levels (register
-    /// `s1_packed`, first part most significant) and their runs of groups.
-    packed: Option<(Expr, Vec<(usize, usize)>)>,
+    /// `s1_packed`, first part most significant), their counts of ES bits
+    /// clear (register `s1_part_clear`, the same order) and their runs of
+    /// groups.
+    packed: Option<(Expr, Option<Expr>, Vec<(usize, usize)>)>,
 }
 
 /// Stage 1: the filtered block of `mode` (plain: the block; DF-TRUC: the
@@ -238,6 +251,7 @@ fn filter_stage(
         .map(|i| blk.slice(sec_w * (i + 1) - 1, sec_w * i))
         .collect::<Result<_, _>>()?;
     let mut packed = None;
+    let mut man = None;
     let (data, es, ones, count, extra) = match mode {
         Mode::Plain => {
             let (es, ones) = status(m, "grp", blk, None, p)?;
@@ -272,10 +286,30 @@ fn filter_stage(
             let es_bits: Vec<Expr> = (0..es.width())
                 .map(|i| es.bit(i))
                 .collect::<Result<_, _>>()?;
-            let parts =
-                packing::pack_var_levels(m, "pk", parts, &es_bits, &nm1, n, 0, TRUC_STAGE1_LEVELS)?;
+            let parts = packing::pack_var_levels(
+                m,
+                "pk",
+                parts,
+                &es_bits,
+                None,
+                &nm1,
+                n,
+                0,
+                TRUC_STAGE1_LEVELS,
+            )?;
+            // each part's count of ES bits clear, for stage 2's shifts
+            // (all but the last part's, which is never on a left side; none
+            // with one segment: no shifts)
+            let counted = if n > 1 { parts.len() - 1 } else { 0 };
+            let counts: Vec<Expr> = parts[..counted]
+                .iter()
+                .map(|p| packing::clear_count(&es_bits[p.first..p.first + p.groups]))
+                .collect::<Result<_, _>>()?;
             packed = Some((
                 Expr::concat(parts.iter().map(|p| p.data.clone()))?,
+                (!counts.is_empty())
+                    .then(|| Expr::concat(counts))
+                    .transpose()?,
                 parts.iter().map(|p| (p.first, p.groups)).collect(),
             ));
             (compacted, es, ones, None, Some(("npc", npc)))
@@ -299,21 +333,27 @@ fn filter_stage(
                 }
             }
             let pick = wire(m, "pick_man", man_shorter(&count_o, &count_m, p)?)?;
-            // the original block is registered and zero-filled in stage 2
+            // the original block and both copies' ES and all-ones bits are
+            // registered; stage 2 zero-fills and picks
+            man = Some((es_m, ones_m));
             (
                 blk.clone(),
-                Expr::mux(&pick, &es_m, &es_o)?,
-                Expr::mux(&pick, &ones_m, &ones_o)?,
+                es_o,
+                ones_o,
                 Some(Expr::mux(&pick, &count_m, &count_o)?),
                 Some(("manipulated", pick)),
             )
         }
     };
     let data = u.reg(1, "data", data)?;
-    let es = u.reg(1, "es", es)?;
-    let ones = match mode {
-        Mode::Truc => ones,
-        _ => u.reg(1, "ones", ones)?,
+    let (es, ones) = match mode {
+        Mode::Plain => (u.reg(1, "es", es)?, u.reg(1, "ones", ones)?),
+        Mode::Truc => (u.reg(1, "es", es)?, ones),
+        Mode::Man => (u.reg(1, "orig_es", es)?, u.reg(1, "orig_ones", ones)?),
+    };
+    let man = match man {
+        Some((es_m, ones_m)) => Some((u.reg(1, "man_es", es_m)?, u.reg(1, "man_ones", ones_m)?)),
+        None => None,
     };
     let count = match count {
         Some(c) => Some(u.reg(1, "es_count", c)?),
@@ -328,13 +368,20 @@ fn filter_stage(
         _ => None,
     };
     let packed = match packed {
-        Some((e, runs)) => Some((u.reg(1, "packed", e)?, runs)),
+        Some((e, c, runs)) => {
+            let c = match c {
+                Some(c) => Some(u.reg(1, "part_clear", c)?),
+                None => None,
+            };
+            Some((u.reg(1, "packed", e)?, c, runs))
+        }
         None => None,
     };
     Ok(Filtered {
         data,
         es,
         ones,
+        man,
         count,
         extra,
         mask,
@@ -371,8 +418,11 @@ fn pack_stage(
                 .map(|c| pick.not().or(&mk.bit(c)?)?.repeat(sec_w))
                 .collect::<Result<_, _>>()?;
             let data = s1.data.and(&Expr::concat(keep.into_iter().rev())?)?;
+            let (es_m, ones_m) = s1.man.clone().ok_or(IrError::EmptyConcat)?;
             zero_filled = Filtered {
                 data: wire(m, "data", data)?,
+                es: wire(m, "es", Expr::mux(pick, &es_m, &s1.es)?)?,
+                ones: wire(m, "ones", Expr::mux(pick, &ones_m, &s1.ones)?)?,
                 mask: None,
                 ..s1.clone()
             };
@@ -396,73 +446,81 @@ fn pack_stage(
     };
     let es_bits: Vec<Expr> = (0..w).map(|i| s1.es.bit(i)).collect::<Result<_, _>>()?;
     let sector_bits = 8 * p.sector_bytes() as u64;
-    let (ed, coded_len, compressed) =
-        if let (Mode::Truc, Some(npc), Some((packed, runs))) = (mode, &s1.extra, &s1.packed) {
-            // the packer's last levels on the stage-1 parts (fields of 1 or
-            // `seg_count` bits: the shifts from the counts of ES bits clear
-            // times `seg_count - 1`)
-            if let Some(sig) = nlen.as_signal().cloned() {
-                // (a probe: the lengths come from the counts)
-                m.mark_unused(&sig, sig.width() - 1, 0)?;
+    let (ed, coded_len, compressed) = if let (Mode::Truc, Some(npc), Some((packed, clear, runs))) =
+        (mode, &s1.extra, &s1.packed)
+    {
+        // the packer's last levels on the stage-1 parts (fields of 1 or
+        // `seg_count` bits: the shifts from the counts of ES bits clear
+        // times `seg_count - 1`)
+        if let Some(sig) = nlen.as_signal().cloned() {
+            // (a probe: the lengths come from the counts)
+            m.mark_unused(&sig, sig.width() - 1, 0)?;
+        }
+        let nm1 = packing::seg_count_m1(m, "nlen_m1", npc, p, nw)?;
+        let (mut top, mut ctop) = (packed.width(), clear.as_ref().map_or(0, Expr::width));
+        let mut parts = Vec::new();
+        let mut counts = Vec::new();
+        for &(first, groups) in runs {
+            let wd = groups as u32 * n;
+            parts.push(packing::Part {
+                data: packed.slice(top - 1, top - wd)?,
+                first,
+                groups,
+            });
+            top -= wd;
+            if let Some(clear) = clear.as_ref().filter(|_| ctop > 0) {
+                let cw = bits_for(groups as u64);
+                counts.push((first, groups, clear.slice(ctop - 1, ctop - cw)?));
+                ctop -= cw;
             }
-            let nm1 = packing::seg_count_m1(m, "nlen_m1", npc, p, nw)?;
-            let mut top = packed.width();
-            let mut parts = Vec::new();
-            for &(first, groups) in runs {
-                let wd = groups as u32 * n;
-                parts.push(packing::Part {
-                    data: packed.slice(top - 1, top - wd)?,
-                    first,
-                    groups,
-                });
-                top -= wd;
+        }
+        let mut parts = packing::pack_var_levels(
+            m,
+            "pk",
+            parts,
+            &es_bits,
+            Some(&counts),
+            &nm1,
+            n,
+            TRUC_STAGE1_LEVELS,
+            usize::MAX,
+        )?;
+        let ed = parts.pop().map(|p| p.data).ok_or(IrError::EmptyConcat)?;
+        // the length, and coded shorter than raw (per critical-sector
+        // count, a threshold), from the ES count
+        let count = wire(m, "es_count", popcount(&es_bits)?)?;
+        let len = packing::truc_coded_len(&count, npc, p, clw)?;
+        let g = p.sector_segments() as u64;
+        let cw = npc.width();
+        let mut terms = Vec::new();
+        for c in 0..=ks as u64 {
+            let coded = |e: u64| w as u64 + e + (w as u64 - e) * c * g;
+            if let Some(t) = packing::first_below(w as u64, c * sector_bits, coded) {
+                terms.push(
+                    npc.cmp_eq(&k(c as u128, cw)?)?
+                        .and(&count.cmp_ge(&k(t as u128, count.width())?)?)?,
+                );
             }
-            let mut parts = packing::pack_var_levels(
-                m,
-                "pk",
-                parts,
-                &es_bits,
-                &nm1,
-                n,
-                TRUC_STAGE1_LEVELS,
-                usize::MAX,
-            )?;
-            let ed = parts.pop().map(|p| p.data).ok_or(IrError::EmptyConcat)?;
-            // the length, and coded shorter than raw (per critical-sector
-            // count, a threshold), from the ES count
-            let count = wire(m, "es_count", popcount(&es_bits)?)?;
-            let len = packing::truc_coded_len(&count, npc, p, clw)?;
-            let g = p.sector_segments() as u64;
-            let cw = npc.width();
-            let mut terms = Vec::new();
-            for c in 0..=ks as u64 {
-                let coded = |e: u64| w as u64 + e + (w as u64 - e) * c * g;
-                if let Some(t) = packing::first_below(w as u64, c * sector_bits, coded) {
-                    terms.push(
-                        npc.cmp_eq(&k(c as u128, cw)?)?
-                            .and(&count.cmp_ge(&k(t as u128, count.width())?)?)?,
-                    );
-                }
-            }
-            let compressed = match terms.len() {
-                0 => Expr::bool(false),
-                _ => Expr::concat(terms)?.reduce_or(),
-            };
-            (ed, len, compressed)
-        } else {
-            // every field is 1 or n bits: the packer, and the length and the
-            // choice from the ES count of stage 1
-            let data = field_data(p, &s1.data, &s1.es, &s1.ones)?;
-            let ed = packing::pack_fixed(m, "pk", data, &es_bits, n)?;
-            let count = s1.count.clone().ok_or(IrError::EmptyConcat)?;
-            let (wu, nu) = (w as u64, n as u64);
-            let coded = |e: u64| wu + wu * nu - e * (nu - 1);
-            let compressed = match packing::first_below(wu, 8 * b as u64, coded) {
-                Some(t) => count.cmp_ge(&k(t as u128, count.width())?)?,
-                None => Expr::bool(false),
-            };
-            (ed, packing::coded_len(&count, wu, nu, clw)?, compressed)
+        }
+        let compressed = match terms.len() {
+            0 => Expr::bool(false),
+            _ => Expr::concat(terms)?.reduce_or(),
         };
+        (ed, len, compressed)
+    } else {
+        // every field is 1 or n bits: the packer, and the length and the
+        // choice from the ES count of stage 1
+        let data = field_data(p, &s1.data, &s1.es, &s1.ones)?;
+        let ed = packing::pack_fixed(m, "pk", data, &es_bits, n)?;
+        let count = s1.count.clone().ok_or(IrError::EmptyConcat)?;
+        let (wu, nu) = (w as u64, n as u64);
+        let coded = |e: u64| wu + wu * nu - e * (nu - 1);
+        let compressed = match packing::first_below(wu, 8 * b as u64, coded) {
+            Some(t) => count.cmp_ge(&k(t as u128, count.width())?)?,
+            None => Expr::bool(false),
+        };
+        (ed, packing::coded_len(&count, wu, nu, clw)?, compressed)
+    };
     // ES + ED can be W bits longer than the raw block; a packet that long
     // is never coded (raw wins), so the last W bits of ED are never sent.
     if let Some(sig) = ed.as_signal().cloned() {

@@ -150,7 +150,7 @@ pub fn mul_var(a: &Expr, b: &Expr, width: u32) -> Result<Expr, IrError> {
 }
 
 /// The number of groups of `es` whose ES bit is clear.
-fn clear_count(es: &[Expr]) -> Result<Expr, IrError> {
+pub fn clear_count(es: &[Expr]) -> Result<Expr, IrError> {
     let clear: Vec<Expr> = es.iter().map(Expr::not).collect();
     popcount(&clear)
 }
@@ -179,7 +179,7 @@ pub fn pack_var(
             groups: 1,
         })
         .collect();
-    let mut parts = pack_var_levels(m, name, parts, es, nm1, n, 0, usize::MAX)?;
+    let mut parts = pack_var_levels(m, name, parts, es, None, nm1, n, 0, usize::MAX)?;
     parts.pop().map(|p| p.data).ok_or(IrError::EmptyConcat)
 }
 
@@ -195,12 +195,16 @@ pub struct Part {
 /// The merge levels `depth..depth + levels` of [`pack_var`] (at most
 /// until one part is left) on `parts`, adjacent runs of groups, `es` the
 /// ES bits of every group; the levels' wires are `<name><level>_<idx>_*`.
+/// `counts`: the numbers of ES bits clear of runs of groups (first,
+/// groups, count) that the left parts are unions of, summed instead of
+/// counting `es` again.
 #[allow(clippy::too_many_arguments)]
 pub fn pack_var_levels(
     m: &mut Module,
     name: &str,
     parts: Vec<Part>,
     es: &[Expr],
+    counts: Option<&[(usize, usize, Expr)]>,
     nm1: &Expr,
     n: u32,
     depth: usize,
@@ -227,7 +231,18 @@ pub fn pack_var_levels(
                 Expr::concat([k(0, ac)?, b.data.clone()])?
             };
             if n > 1 {
-                let j = clear_count(&es[a.first..a.first + a.groups])?;
+                let j = match counts {
+                    Some(runs) => {
+                        let end = a.first + a.groups;
+                        let terms: Vec<Expr> = runs
+                            .iter()
+                            .filter(|(f, g, _)| *f >= a.first && f + g <= end)
+                            .map(|(_, _, c)| c.clone())
+                            .collect();
+                        sum(&terms, bits_for(a.groups as u64))?
+                    }
+                    None => clear_count(&es[a.first..a.first + a.groups])?,
+                };
                 let aw = bits_for(a.groups as u64 * (n as u64 - 1));
                 let amount = wire(m, &format!("{stem}_shift"), mul_var(&j, nm1, aw)?)?;
                 cur = shr_var(m, &format!("{stem}_b"), &cur, &amount)?;
