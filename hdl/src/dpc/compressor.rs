@@ -211,6 +211,10 @@ fn stage_probes(m: &Module, mode: Mode) -> Result<Vec<StageProbe>, IrError> {
 /// and its mask, the copy is zero-filled in stage 2), its ES and all-ones
 /// bits, the number of ES bits set (plain, DF-MAN), the mode's extra
 /// (DF-TRUC: `npc`, DF-MAN: `manipulated`) and the mask (DF-TRUC).
+/// DF-TRUC's stage-1 packer output: the parts, their counts of ES bits
+/// clear (none with one segment) and their runs of groups (first, count).
+type Packed = (Expr, Option<Expr>, Vec<(usize, usize)>);
+
 #[derive(Clone)]
 struct Filtered {
     data: Expr,
@@ -226,7 +230,7 @@ struct Filtered {
     /// `s1_packed`, first part most significant), their counts of ES bits
     /// clear (register `s1_part_clear`, the same order) and their runs of
     /// groups.
-    packed: Option<(Expr, Option<Expr>, Vec<(usize, usize)>)>,
+    packed: Option<Packed>,
 }
 
 /// Stage 1: the filtered block of `mode` (plain: the block; DF-TRUC: the
