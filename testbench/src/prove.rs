@@ -42,6 +42,7 @@ use crate::rtl::{self, Rtl};
 use crate::vectors::{self, CompVector};
 
 mod coding;
+mod decode;
 mod shifts;
 
 /// Problems that stop a proof (a failed or undecided proof is a result).

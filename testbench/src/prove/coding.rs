@@ -29,7 +29,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Shape, TIES};
+use super::{decode, Shape, TIES};
 
 /// One part of the coding proof: its wrapper, and the wires its view cuts
 /// and exposes.
@@ -76,7 +76,7 @@ const STAGE2_STREAM: u32 = 4 * SLOT;
 /// Bits of each decode stage's shift amount (`dec<last>_shift`): stage
 /// 1's up to the end of six codes of 17 bits, stage 2's past the fixed
 /// offset of six shortest codes.
-const SHIFT_BITS: u32 = 7;
+pub(super) const SHIFT_BITS: u32 = 7;
 /// The shortest code's length; six of them are stage 2's fixed shift,
 /// before its barrel shifter.
 const STAGE2_OFFSET: u32 = 4 * CODES_PER_STAGE as u32;
@@ -144,7 +144,7 @@ fn reference_pairs() -> String {
 
 /// `e_<i>` for a 5-bit count `i` (`e_16` for 16 and above), each term
 /// `<e>_<s><slice>`.
-fn by_count(i: &str, e: &str, slice: &str) -> String {
+pub(super) fn by_count(i: &str, e: &str, slice: &str) -> String {
     let mut x = format!("{e}{SLOTS}{slice}");
     for s in (0..SLOTS).rev() {
         x = format!("(({i}) == 5'd{s}) ? {e}{s}{slice} : {x}");
@@ -153,7 +153,7 @@ fn by_count(i: &str, e: &str, slice: &str) -> String {
 }
 
 /// `P_i` for a 5-bit count `i`.
-fn start_of(i: &str) -> String {
+pub(super) fn start_of(i: &str) -> String {
     by_count(i, "p", "")
 }
 
@@ -163,7 +163,7 @@ fn start_of(i: &str) -> String {
 /// when the model is a predictor, no assumption fails and some claim
 /// does. `decls` declares the wrapper's own wires (after the codes).
 #[allow(clippy::too_many_arguments)]
-fn wrapper(
+pub(super) fn wrapper(
     shape: &Shape,
     name: &str,
     ports: &str,
@@ -278,7 +278,7 @@ fn reg_conns(regs: &[(&str, u32)]) -> String {
 /// stream of `w` bits) do not hold what the stage hands on; with
 /// `stream` false, the condition on the stream is left out (the parts
 /// that state the stage's shift amount instead).
-fn stage_fails(shape: &Shape, st: usize, w: u32, stream: bool) -> Vec<String> {
+pub(super) fn stage_fails(shape: &Shape, st: usize, w: u32, stream: bool) -> Vec<String> {
     let p = format!("s{st}");
     let i = format!("{p}_sym_index");
     let h = shape.header_bits;
@@ -315,6 +315,80 @@ fn stage_fails(shape: &Shape, st: usize, w: u32, stream: bool) -> Vec<String> {
         c.push(format!("({i} < s1_sym_index)"));
     }
     c
+}
+
+fn regs(st: usize) -> &'static [(&'static str, u32)] {
+    if st == 1 {
+        &REGS1
+    } else {
+        &REGS2
+    }
+}
+
+/// Input ports for the registers after decode stage `st`.
+pub(super) fn stage_ports(shape: &Shape, st: usize) -> String {
+    reg_ports(shape, regs(st))
+}
+
+/// Wires for the registers after decode stage `st`.
+pub(super) fn stage_wires(shape: &Shape, st: usize) -> String {
+    reg_wires(shape, regs(st))
+}
+
+/// Port connections of the registers after decode stage `st`.
+pub(super) fn stage_conns(st: usize) -> String {
+    reg_conns(regs(st))
+}
+
+/// The registers after decode stage `st`, as cuts or exposed wires.
+pub(super) fn stage_cuts(st: usize) -> Vec<String> {
+    regs(st).iter().map(|(r, _)| dec(r)).collect()
+}
+
+/// What "coding pairs" proves and every decode part assumes: the model
+/// out is `k` and the codes fit the payload.
+pub(super) fn base_assumptions() -> Vec<String> {
+    vec!["(m != k)".to_string(), "(p16 > 9'd256)".to_string()]
+}
+
+/// Conditions, each 1 when the registers of decode stage `st` do not hold
+/// what the stage hands on (the stream left out) or, while its count is
+/// below 16, its shift amount (`sh`) is not the start of the next code:
+/// `P_I` (stage 1), `P_J - P_I - 24` (stage 2).
+pub(super) fn stage_claims(shape: &Shape, st: usize, sh: &str) -> Vec<String> {
+    let w = if st == 1 { PAYLOAD } else { STAGE2_STREAM };
+    let mut c = stage_fails(shape, st, w, false);
+    let pad = 9 - SHIFT_BITS;
+    if st == 1 {
+        c.push(format!(
+            "((s1_sym_index < 5'd16) & ({{{pad}'d0, {sh}}} != {}))",
+            start_of("s1_sym_index")
+        ));
+    } else {
+        c.push(format!(
+            "((s2_sym_index < 5'd16) & (9'd{STAGE2_OFFSET} + {{{pad}'d0, {sh}}} != {} - {}))",
+            start_of("s2_sym_index"),
+            start_of("s1_sym_index")
+        ));
+    }
+    c
+}
+
+/// The compressor's stage-1 registers, cut in every part with the
+/// compressor.
+pub(super) fn stage1_cuts() -> Vec<String> {
+    ["s1_choice_id", "s1_symbols", "s1_block"]
+        .iter()
+        .map(|w| comp(w))
+        .collect()
+}
+
+/// The compressor's codes and lengths, exposed in every part with the
+/// compressor.
+pub(super) fn code_exposed() -> Vec<String> {
+    (0..SLOTS)
+        .flat_map(|s| [comp(&format!("enc_len{s}")), comp(&format!("enc_code{s}"))])
+        .collect()
 }
 
 /// The parts of the coding proof, in the order they compose.
@@ -476,8 +550,11 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
         Units::Compressor,
     ));
 
-    // decoding, on the stream {k, R(0..16)}: what the first part proves
-    let base = vec!["(m != k)".to_string(), "(p16 > 9'd256)".to_string()];
+    // decoding, on the stream {k, R(0..16)}: what the first part proves;
+    // the all-zero block (slot 0's length 11) whole, every other block by
+    // the windows and the codes of the stage
+    let base = base_assumptions();
+    let zero = "(l0 != 5'd11)".to_string();
     let regs1: Vec<String> = REGS1.iter().map(|(r, _)| dec(r)).collect();
     let regs2: Vec<String> = REGS2.iter().map(|(r, _)| dec(r)).collect();
     let (shift1, shift2) = (
@@ -485,32 +562,36 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
         format!("dec{}_shift", 2 * CODES_PER_STAGE - 1),
     );
     let sw = SHIFT_BITS - 1;
-    let mut claim = stage_fails(shape, 1, PAYLOAD, false);
-    claim.push(format!(
-        "((s1_sym_index < 5'd16) & ({{{}'d0, a1}} != {}))",
-        9 - SHIFT_BITS,
-        start_of("s1_sym_index")
-    ));
+    let claim = stage_claims(shape, 1, "a1");
+    let mut assume = base.clone();
+    assume.push(zero.clone());
     let w = wrapper(
         shape,
-        "coding_decode1",
+        "coding_decode1_zero",
         "",
         &format!("{}  wire [{sw}:0] a1;\n", reg_wires(shape, &REGS1)),
         "",
         Some(&format!("{}, .{shift1}(a1)", reg_conns(&REGS1))),
-        &base,
+        &assume,
         &claim,
     );
     let mut exposed1 = regs1.clone();
     exposed1.push(dec(&shift1));
     parts.push(part(
-        "coding_decode1",
-        "for all (k, S, B), on the stream {k, R(0..16)}: the stage-1 registers hold model k, no error, a count I <= 16, the symbols below I, P_I bits consumed, and, for I < 16, the stage's shift amount is P_I",
+        "coding_decode1_zero",
+        "for all (k, S, B) with slot 0 the all-zero block's two codes (length 11), on the stream {k, R(0..16)}: the stage-1 registers hold model k, no error, a count I <= 16, the symbols below I, P_I bits consumed, and, for I < 16, the stage's shift amount is P_I",
         w,
         &[],
         &exposed1,
         Units::Both,
     ));
+    let stage1 = decode::Stage {
+        number: 1,
+        first: 0,
+        codes: CODES_PER_STAGE,
+    };
+    parts.extend(decode::windows(shape, stage1));
+    parts.push(decode::codes(shape, stage1, decode::Codes::All));
     let mb = shape.max_bits - 1;
     let v = format!(
         "module coding_decode1_stream(input [{mb}:0] bits, input [8:0] len, input [{sw}:0] a, output bad);\n\
@@ -528,17 +609,12 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
         units: Units::Decompressor,
     });
     let mut assume = base.clone();
+    assume.push(zero);
     assume.extend(stage_fails(shape, 1, PAYLOAD, true));
-    let mut claim = stage_fails(shape, 2, STAGE2_STREAM, false);
-    claim.push(format!(
-        "((s2_sym_index < 5'd16) & (9'd{STAGE2_OFFSET} + {{{}'d0, a2}} != {} - {}))",
-        9 - SHIFT_BITS,
-        start_of("s2_sym_index"),
-        start_of("s1_sym_index")
-    ));
+    let claim = stage_claims(shape, 2, "a2");
     let w = wrapper(
         shape,
-        "coding_decode2",
+        "coding_decode2_zero",
         &reg_ports(shape, &REGS1),
         &format!("{}  wire [{sw}:0] a2;\n", reg_wires(shape, &REGS2)),
         "",
@@ -553,13 +629,25 @@ pub(super) fn parts(shape: &Shape) -> Vec<Part> {
     let mut exposed2 = regs2.clone();
     exposed2.push(dec(&shift2));
     parts.push(part(
-        "coding_decode2",
-        "for all (k, S, B) and stage-1 registers as decode stage 1 leaves them: the stage-2 registers hold model k, no error, a count J <= 16, the symbols below J, the bits used and consumed, and, for J < 16, the stage's shift amount is P_J - P_I - 24",
+        "coding_decode2_zero",
+        "for all (k, S, B) with slot 0 the all-zero block's two codes, and stage-1 registers as decode stage 1 leaves them: the stage-2 registers hold model k, no error, a count J <= 16, the symbols below J, the bits used and consumed, and, for J < 16, the stage's shift amount is P_J - P_I - 24",
         w,
         &regs1,
         &exposed2,
         Units::Both,
     ));
+    let stage2 = decode::Stage {
+        number: 2,
+        first: CODES_PER_STAGE,
+        codes: CODES_PER_STAGE,
+    };
+    parts.extend(decode::windows(shape, stage2));
+    parts.extend(
+        (stage2.first..stage2.first + stage2.codes)
+            .map(|c| decode::codes(shape, stage2, decode::Codes::One(c))),
+    );
+    parts.push(decode::codes(shape, stage2, decode::Codes::End));
+    parts.push(decode::reach(CODES_PER_STAGE));
     let top = PAYLOAD - 1;
     let v = format!(
         "module coding_decode2_stream(input [{mb}:0] bits, input [8:0] len, input [255:0] x, input [{sw}:0] d, output bad);\n\
@@ -618,8 +706,8 @@ mod tests {
             predictors: vec![2, 3, 4],
         };
         let parts = parts(&shape);
-        assert_eq!(parts.len(), 9);
-        for p in &parts {
+        assert_eq!(parts.len(), 26);
+        for p in parts.iter().filter(|p| p.units != Units::None) {
             assert!(
                 p.wrapper.starts_with(&format!("module {}(", p.stem)),
                 "{}",
@@ -653,17 +741,39 @@ mod tests {
         let by = |stem: &str| parts.iter().find(|p| p.stem == stem).expect(stem);
         for r in ["s1_stream", "s1_sym_index"] {
             let w = format!("mpc_decompressor/w:{r}");
-            assert!(by("coding_decode1").exposed.contains(&w));
-            assert!(by("coding_decode2").cuts.contains(&w));
+            for p in ["coding_decode1_zero", "coding_decode1_codes"] {
+                assert!(by(p).exposed.contains(&w), "{p}");
+            }
+            for p in [
+                "coding_decode2_zero",
+                "coding_decode2_code6",
+                "coding_decode2_end",
+            ] {
+                assert!(by(p).cuts.contains(&w), "{p}");
+            }
+        }
+        // the all-zero block's slot 0 by the zero parts, every other
+        // block by the codes parts
+        for p in parts.iter().filter(|p| p.stem.starts_with("coding_decode")) {
+            let zero = p.wrapper.contains("| (l0 != 5'd11)");
+            let other = p.wrapper.contains("| (l0 == 5'd11)");
+            if p.units == Units::Both && p.stem != "coding_decode3" {
+                assert!(zero != other, "{}", p.stem);
+                assert_eq!(zero, p.stem.ends_with("_zero"), "{}", p.stem);
+            }
         }
         assert!(by("coding_decode3")
             .exposed
             .contains(&"mpc_decompressor/w:dec15_symbols".to_string()));
         // the shift amounts: stated by the decode parts, cut by the stream
         // parts
-        for (part, shift) in [("decode1", "dec5_shift"), ("decode2", "dec11_shift")] {
+        for (part, by_codes, shift) in [
+            ("decode1", "decode1_codes", "dec5_shift"),
+            ("decode2", "decode2_end", "dec11_shift"),
+        ] {
             let w = format!("mpc_decompressor/w:{shift}");
-            assert!(by(&format!("coding_{part}")).exposed.contains(&w));
+            assert!(by(&format!("coding_{part}_zero")).exposed.contains(&w));
+            assert!(by(&format!("coding_{by_codes}")).exposed.contains(&w));
             assert!(by(&format!("coding_{part}_stream")).cuts.contains(&w));
         }
         assert!(by("coding_decode2_stream")
