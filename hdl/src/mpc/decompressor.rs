@@ -850,6 +850,10 @@ struct Inverted {
     model_id: Expr,
     error: Expr,
     check_in: Option<[Expr; 4]>,
+    /// Per slot, whether the block is that slot's (`s<inv>_slot_hit<j>`;
+    /// none without slots): the restoration stage's selects start at
+    /// registers, not at a comparison of the model ID.
+    slot_hits: Vec<Expr>,
 }
 
 impl Decompressor<'_> {
@@ -899,6 +903,16 @@ impl Decompressor<'_> {
     /// The model kind of the model ID `id` registered by stage `stage`
     /// (0: the header).
     fn kinds(&mut self, id: &Expr, stage: usize) -> Result<Kinds, IrError> {
+        self.kinds_with(id, stage, None)
+    }
+
+    /// [`Decompressor::kinds`], the slot flags `hits` when given.
+    fn kinds_with(
+        &mut self,
+        id: &Expr,
+        stage: usize,
+        hits: Option<Vec<Expr>>,
+    ) -> Result<Kinds, IrError> {
         let set = self.set;
         let m = &mut self.u.m;
         let preds: Vec<Expr> = (0..set.predictors.len())
@@ -926,12 +940,15 @@ impl Decompressor<'_> {
             });
         };
         // slot j: loaded, and the ID its place among the loaded slots gives
-        let slots: Vec<Expr> = (0..ctl.flags.len())
-            .map(|j| {
-                let hit = ctl.flags[j].and(&id.cmp_eq(&ctl.ids[j])?)?;
-                wire(m, &format!("s{stage}_is_slot{j}"), hit)
-            })
-            .collect::<Result<_, _>>()?;
+        let slots: Vec<Expr> = match hits {
+            Some(hits) => hits,
+            None => (0..ctl.flags.len())
+                .map(|j| {
+                    let hit = ctl.flags[j].and(&id.cmp_eq(&ctl.ids[j])?)?;
+                    wire(m, &format!("s{stage}_is_slot{j}"), hit)
+                })
+                .collect::<Result<_, _>>()?,
+        };
         Ok(Kinds {
             preds,
             slots,
@@ -1214,6 +1231,7 @@ impl Decompressor<'_> {
             .map(|j| payload.slice(pw - 1 - 8 * j, pw - 8 - 8 * j))
             .collect::<Result<_, _>>()?;
         let payload_block = wire(&mut self.u.m, "payload_block", block_of(payload_bytes)?)?;
+        let hits = kinds.slots.clone();
         let mut sel = kinds.preds;
         let mut vals = residues;
         sel.push(kinds.raw.or(&kinds.same)?);
@@ -1232,6 +1250,11 @@ impl Decompressor<'_> {
         let residue = u.reg(inv, "residue", onehot_mux(&sel, &vals)?)?;
         let model_id = u.reg(inv, "model_id", model_id)?;
         let error = u.reg(inv, "error", st.error)?;
+        let slot_hits = hits
+            .into_iter()
+            .enumerate()
+            .map(|(j, h)| u.reg(inv, &format!("slot_hit{j}"), h))
+            .collect::<Result<_, _>>()?;
         // the checks of the last codes come one stage later
         let check_in = if self.checks_at > inv {
             let used = u.reg(inv, "used", st.used)?;
@@ -1259,6 +1282,7 @@ impl Decompressor<'_> {
             model_id,
             error,
             check_in,
+            slot_hits,
         })
     }
 
@@ -1354,7 +1378,8 @@ impl Decompressor<'_> {
             "restoration, custom models, output"
         };
         self.u.stage(stages, title)?;
-        let kinds = self.kinds(&inv.model_id, self.inv)?;
+        let hits = (!inv.slot_hits.is_empty()).then(|| inv.slot_hits.clone());
+        let kinds = self.kinds_with(&inv.model_id, self.inv, hits)?;
         let lens = self.custom_lens()?;
         let m = &mut self.u.m;
         let error = match inv.check_in {
