@@ -133,7 +133,9 @@ cosim-all:
 ## (stride-lib and stride-colpart-d8: K = 1), compressor, decompressor and
 ## loopback on Verilator, SLOT_COSIM_BLOCKS blocks each, images reprogrammed
 ## every 500 blocks; the same units on Icarus with SLOT_COSIM_ICARUS_BLOCKS
-## (Icarus runs these large units slowly). About an hour on two cores.
+## (Icarus runs these large units slowly). Then the same for the
+## recommended configuration: models/default-exact, stride-colpart K = 2,
+## the 5-stage compressor. About an hour on two cores.
 SLOT_COSIM_BLOCKS ?= 20000
 SLOT_COSIM_ICARUS_BLOCKS ?= 300
 SLOT_FORMS_K ?= stride-part:2 stride-k0-part:2 stride-cols:2 stride-lib:1 stride-colpart:2 stride-colpart-d8:1
@@ -143,6 +145,10 @@ cosim-slots:
 	  $(COSIM_RUN) mpc --model models/default --program-slots $$k --slot-form $$f --sim verilator --unit all --blocks $(SLOT_COSIM_BLOCKS) --seed 1 --reprogram-every 500 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus); \
 	  $(COSIM_RUN) mpc --model models/default --program-slots $$k --slot-form $$f --sim icarus --unit compressor,decompressor --blocks $(SLOT_COSIM_ICARUS_BLOCKS) --seed 1 --reprogram-every 100 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus); \
 	done
+	@echo "== cosim models/default-exact --program-slots 2 --compressor-stages 5"
+	$(CARGO) run --release -p hdl --bin gen -- --model models/default-exact --program-slots 2 --slot-form stride-colpart --compressor-stages 5 --out build/cosim-slots-exact5
+	$(COSIM_RUN) mpc --model models/default-exact --rtl build/cosim-slots-exact5 --program-slots 2 --slot-form stride-colpart --sim verilator --unit all --blocks $(SLOT_COSIM_BLOCKS) --seed 1 --reprogram-every 500 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
+	$(COSIM_RUN) mpc --model models/default-exact --rtl build/cosim-slots-exact5 --program-slots 2 --slot-form stride-colpart --sim icarus --unit compressor,decompressor --blocks $(SLOT_COSIM_ICARUS_BLOCKS) --seed 1 --reprogram-every 100 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
 ## Short co-simulation of the MAG-aware BDI units (docs/hw/mag-bdi.md):
 ## 128-byte blocks, 32-byte MAG unsigned and 16-byte MAG signed, both simulators.
@@ -229,7 +235,8 @@ programmable-eval:
 ## Gain of programmable slots against hardware cost (docs/eval/programmable-hw.md,
 ## docs/hw/program-slots.md): for each set in PROG_HW_SETS the hard-wired
 ## units and, for each FORM-K in PROG_HW_POINTS (PROG_HW_EXACT_POINTS for
-## the *-exact sets), `gen --program-slots K --slot-form FORM` into
+## the *-exact sets, whose compressors with slots get 5 stages for the
+## exact rule's scores), `gen --program-slots K --slot-form FORM` into
 ## PROG_HW_DIR/SET/FORM-K/ and `unit_synth PROG_HW_SYNTH` on it (a report
 ## already there is kept: delete the directory to redo it); then the table
 ## and chart from those reports and the runs of `make programmable-eval`.
@@ -246,9 +253,9 @@ programmable-hw:
 	  d=$(PROG_HW_DIR)/$$s; \
 	  ./target/release/gen --model models/$$s --out $$d/hard-wired; \
 	  [ -f $$d/hard-wired/synth/report.json ] || ./target/release/unit_synth --rtl $$d/hard-wired $(PROG_HW_SYNTH); \
-	  case $$s in *-exact) pts="$(PROG_HW_EXACT_POINTS)";; *) pts="$(PROG_HW_POINTS)";; esac; \
+	  case $$s in *-exact) pts="$(PROG_HW_EXACT_POINTS)"; c="--compressor-stages 5";; *) pts="$(PROG_HW_POINTS)"; c="";; esac; \
 	  for p in $$pts; do f=$${p%-*}; k=$${p##*-}; \
-	    ./target/release/gen --model models/$$s --program-slots $$k --slot-form $$f --out $$d/$$p; \
+	    ./target/release/gen --model models/$$s --program-slots $$k --slot-form $$f $$c --out $$d/$$p; \
 	    [ -f $$d/$$p/synth/report.json ] || ./target/release/unit_synth --rtl $$d/$$p $(PROG_HW_SYNTH); \
 	  done; \
 	done
