@@ -66,7 +66,7 @@ pub fn pack_fixed(
             let (wa, wb) = (a.width(), b.width());
             let mut cur = Expr::concat([k(0, wa)?, b.clone()])?;
             if n > 1 {
-                let e = count(&es[*alo..alo + acnt])?;
+                let e = wire(m, &format!("{stem}_count"), count(&es[*alo..alo + acnt])?)?;
                 let levels = e.width();
                 for t in 0..levels {
                     cur = Expr::mux(&e.bit(t)?, &cur.shl((1u32 << t) * (n - 1)), &cur)?;
@@ -243,6 +243,7 @@ pub fn pack_var_levels(
                     }
                     None => clear_count(&es[a.first..a.first + a.groups])?,
                 };
+                let j = wire(m, &format!("{stem}_clear"), j)?;
                 let aw = bits_for(a.groups as u64 * (n as u64 - 1));
                 let amount = wire(m, &format!("{stem}_shift"), mul_var(&j, nm1, aw)?)?;
                 cur = shr_var(m, &format!("{stem}_b"), &cur, &amount)?;
@@ -442,7 +443,7 @@ pub fn unpack_split(
     } else {
         match lengths {
             Lengths::Fixed => {
-                let e = count(&es[first..first + mid])?;
+                let e = wire(m, &format!("{name}_count"), count(&es[first..first + mid])?)?;
                 let levels = e.width();
                 let mut need = vec![right_w; levels as usize + 1];
                 for t in (0..levels).rev() {
@@ -467,7 +468,11 @@ pub fn unpack_split(
             }
             Lengths::Sectors { g, cm1, cm1_max } => {
                 // left length = mid + j·(g·c − 1) = mid + j·(g − 1) + g·j·(c − 1)
-                let j = clear_count(&es[first..first + mid])?;
+                let j = wire(
+                    m,
+                    &format!("{name}_clear"),
+                    clear_count(&es[first..first + mid])?,
+                )?;
                 let mut stages: Vec<(Expr, u32)> = Vec::new();
                 if *g > 1 {
                     for t in 0..j.width() {
