@@ -190,8 +190,20 @@ fn locate_dir(name: &str) -> PathBuf {
 }
 
 /// Locate `input` on `target` as generated (no stage differs, the output
-/// matches) and with register `reg` broken (located at `reg`, stage 1).
+/// matches) and with register `reg` broken by swapping the arms of its
+/// mux (located at `reg`, stage 1).
 fn located_at(target: StreamTarget, unit: StreamUnit, input: LeBus, reg: &str) {
+    located_by(target, unit, input, reg, |t| break_register(t, reg));
+}
+
+/// [`located_at`], with `reg` broken by `breaks`.
+fn located_by(
+    target: StreamTarget,
+    unit: StreamUnit,
+    input: LeBus,
+    reg: &str,
+    breaks: impl FnOnce(&mut StreamTarget),
+) {
     let module = target.desc.module.clone();
     let run = |t: &StreamTarget, name: &str| {
         let dir = locate_dir(&format!("{module}-{name}"));
@@ -209,7 +221,7 @@ fn located_at(target: StreamTarget, unit: StreamUnit, input: LeBus, reg: &str) {
     assert!(good.isolated_ok && good.diffs.is_empty(), "{good}");
     assert!(!good.compared.is_empty(), "{good}");
     let mut broken = target;
-    break_register(&mut broken, reg);
+    breaks(&mut broken);
     let loc = run(&broken, reg);
     let text = loc.to_string();
     assert!(!loc.isolated_ok, "{text}");
@@ -256,22 +268,40 @@ fn a_broken_bdi_decompressor_register_is_located() {
 }
 
 #[test]
-fn a_broken_dpc_compressor_register_is_located() {
+fn a_broken_dpc_decompressor_register_is_located() {
     if !stream_unit::icarus_or_skip() {
         return;
     }
     let params = DpcParams::default();
-    let unit = hdl::dpc::DpcUnit::Compressor(Mode::Man);
+    let mode = Mode::Plain;
+    let unit = hdl::dpc::DpcUnit::Decompressor(mode);
     let target = testbench::dpc::target(params, unit, 1, 1, None).expect("target");
-    // sector 0 critical, the others non-zero: the two copies differ, and
-    // the zero-filled one codes shorter
+    // a block of small values: a packet shorter than the block
     let block: Vec<u8> = (0..params.block_bytes())
-        .map(|i| (i as u8).wrapping_mul(37) ^ 0x5a)
+        .map(|i| if i % 4 == 0 { (i / 4) as u8 } else { 0 })
         .collect();
+    let pk = golden::dpc::Dpc::new(params)
+        .encode(&block)
+        .expect("encodes");
+    let w = hdl::dpc::packet_width(&params, mode) as usize;
+    let l = hdl::dpc::len_width(&params, mode) as usize;
     let mut input = LeBus::new();
-    input.put_bytes(&block);
-    input.put_uint(0b0001, params.sectors());
-    located_at(target, StreamUnit::Dpc { params, unit }, input, "s1_data");
+    input.put_left_aligned(&pk.bytes, pk.len, w);
+    input.put_uint(pk.len as u64, l);
+    // the length check (`expected_len != in_len`) made `==`: a packet of
+    // the right length is refused in stage 1
+    let unit = StreamUnit::Dpc { params, unit };
+    located_by(target, unit, input, "s1_error", |t| {
+        let m = mutate::enumerate(&t.module)
+            .into_iter()
+            .find(|m| {
+                m.signal == "s1_error"
+                    && m.site == Site::Value
+                    && matches!(m.op, Operator::Boundary { .. })
+            })
+            .unwrap_or_else(|| panic!("{}: no boundary mutation of s1_error", t.label));
+        t.module = mutate::apply(&t.module, &m).expect("mutant");
+    });
 }
 
 /// What `cosim magbdi` and `cosim dpc` call on a mismatch, on generated
