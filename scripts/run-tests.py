@@ -32,8 +32,9 @@ import sys
 import threading
 import time
 
-# Test executables that took longest in `make test` on a 2-core machine,
-# longest first: the start order when no times file exists yet.
+# Integration-test executables (tests/NAME.rs) that took longest in
+# `make test` on a 2-core machine, longest first: the start order when no
+# times file exists yet.
 LONGEST_FIRST = [
     "lint_every_unit",
     "cosim",
@@ -153,7 +154,7 @@ def order(tests, times):
         k = label(t)
         if k in times:
             return (0, -times[k], i)
-        if t["name"] in rank:
+        if t["kind"] == "test" and t["name"] in rank:
             return (1, rank[t["name"]], i)
         return (2, 0, i)
 
