@@ -32,12 +32,11 @@ gen:
 ## The tests, the short fuzz run and the short co-simulations share one
 ## build (profile TEST_PROFILE, see Cargo.toml), with the GPU engine on:
 ## `cargo test --no-run` builds the `fuzz` and `cosim` binaries for their
-## integration tests, and the runs use those. The test executables run
-## TEST_JOBS at a time (default one per core; scripts/run-tests.py, longest
-## first by the previous run's times in TEST_BIN/test-times.tsv), and the
-## co-simulations and the fuzz run (TEST_JOBS at a time) run beside them;
-## the sims' output goes to SIMS_LOG and is printed when both are done,
-## each run's output in one piece, as is each test executable's.
+## integration tests, and the runs use those. The co-simulations and the
+## fuzz run (TEST_JOBS at a time, default one per core) run while `cargo
+## test` runs, so that they use the cores the tests leave idle; their
+## output goes to SIMS_LOG and is printed when both are done, each run's
+## output in one piece.
 ## A test whose tool, corpus or GPU adapter is missing is skipped (a failure
 ## under MPCGEN_REQUIRE_TOOLS=1 or MPCGEN_REQUIRE_GPU=1) and appends a line
 ## to SKIP_LOG (MPCGEN_SKIP_LOG); the end of the run lists them, or says
@@ -53,7 +52,7 @@ test: lint
 	@echo "cosim-quick and fuzz-short run beside the tests, output in $(SIMS_LOG)"
 	@MPCGEN_SKIP_LOG=$(SKIP_LOG) $(MAKE) --no-print-directory -j$(TEST_JOBS) -Otarget cosim-quick fuzz-short \
 	  COSIM_RUN=$(TEST_BIN)/cosim FUZZ_RUN=$(TEST_BIN)/fuzz > $(SIMS_LOG) 2>&1 & sims=$$!; \
-	MPCGEN_SKIP_LOG=$(SKIP_LOG) CARGO=$(CARGO) python3 scripts/run-tests.py --jobs $(TEST_JOBS) -- --workspace --features bulk/gpu --profile $(TEST_PROFILE); tests=$$?; \
+	MPCGEN_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace --features bulk/gpu --profile $(TEST_PROFILE); tests=$$?; \
 	wait $$sims; s=$$?; cat $(SIMS_LOG); \
 	if [ $$tests -ne 0 ]; then echo "cargo test failed"; fi; \
 	if [ $$s -ne 0 ]; then echo "cosim-quick or fuzz-short failed (above)"; fi; \

@@ -282,7 +282,7 @@ fn control_mutants_are_decided_by_temporal_induction() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate-sequential");
     let _ = std::fs::remove_dir_all(&dir);
     // (a limit for a failing check only: the induction takes about a
-    // minute alone, and make test runs other tests beside it)
+    // minute alone, longer on a loaded machine)
     let d = testbench::equiv::decide_all(&t.module, &t.desc, &muts, &dir, 600, 2).expect("decide");
     assert_eq!(
         d[0].verdict,
