@@ -10,6 +10,12 @@ use golden::mpc::{
 };
 use proptest::prelude::*;
 
+/// The codec of `set` on every kernel (one this CPU lacks runs as the
+/// scalar one).
+fn all_kernels(set: &ModelSet) -> [MpcCodec; 3] {
+    [Kernel::Avx512, Kernel::Avx2, Kernel::Scalar].map(|k| MpcCodec::with_kernel(set, k))
+}
+
 /// A random acyclic predictor: bytes are visited in a random order and may
 /// only use an earlier-visited byte as base.
 fn predictor_strategy() -> impl Strategy<Value = golden::mpc::Predictor> {
@@ -74,7 +80,7 @@ proptest! {
     #[test]
     fn round_trip_and_fast_equals_reference(set in set_strategy(), blocks in proptest::collection::vec(block_strategy(), 1..8)) {
         // every kernel this CPU runs (the scalar one always)
-        let codecs = [MpcCodec::new(&set), MpcCodec::with_kernel(&set, Kernel::Scalar)];
+        let codecs = all_kernels(&set);
         for b in &blocks {
             let t = compress_traced(b, &set);
             let c = t.output;
@@ -101,7 +107,7 @@ proptest! {
     fn decoders_never_panic_and_agree(set in set_strategy(), bytes in proptest::collection::vec(any::<u8>(), 0..40), len in 0usize..330) {
         let r = decompress(&bytes, len, &set);
         let p = decompress_prefix(&bytes, len, &set);
-        for codec in [MpcCodec::new(&set), MpcCodec::with_kernel(&set, Kernel::Scalar)] {
+        for codec in all_kernels(&set) {
             prop_assert_eq!(codec.decompress(&bytes, len), r.clone());
             prop_assert_eq!(codec.decompress_prefix(&bytes, len), p.clone());
             // the same bits at an odd offset inside a longer buffer
@@ -125,7 +131,9 @@ proptest! {
         let bit = flip.index(c.len as usize);
         bytes[bit / 8] ^= 0x80 >> (bit % 8);
         let r = decompress(&bytes, c.len as usize, &set);
-        prop_assert_eq!(MpcCodec::new(&set).decompress(&bytes, c.len as usize), r);
+        for codec in all_kernels(&set) {
+            prop_assert_eq!(codec.decompress(&bytes, c.len as usize), r.clone());
+        }
     }
 }
 
@@ -138,10 +146,7 @@ fn positions_past_the_end_read_nothing() {
             .expect("models/default");
     let want = decompress_prefix(&[], 10, &set);
     assert!(want.is_err());
-    for codec in [
-        MpcCodec::new(&set),
-        MpcCodec::with_kernel(&set, Kernel::Scalar),
-    ] {
+    for codec in all_kernels(&set) {
         for pos in [32, 33, 1000, usize::MAX - 1, usize::MAX] {
             assert_eq!(codec.decompress_at(&[0xff; 4], pos, 10), want, "pos {pos}");
         }

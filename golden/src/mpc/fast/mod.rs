@@ -10,9 +10,11 @@
 //! Inverse: Table-1 decoding from 64-bit windows, the inverse network,
 //! inverse Gray code and restoration along the trees.
 //!
-//! The byte-parallel steps run in one of two kernels with identical
-//! results: [`Kernel::Avx2`] (x86-64 CPUs with AVX2, detected at run time)
-//! or [`Kernel::Scalar`] (everywhere).
+//! The byte-parallel steps run in one of three kernels with identical
+//! results: [`Kernel::Avx512`] (x86-64 CPUs with AVX-512 VBMI and BITALG:
+//! the whole reorder as byte gathers and bit shuffles instead of the
+//! network), [`Kernel::Avx2`] (x86-64 CPUs with AVX2), both detected at run
+//! time, or [`Kernel::Scalar`] (everywhere).
 
 mod benes;
 mod decode;
@@ -22,6 +24,10 @@ mod tables;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+// Rust 1.89 or later (AVX-512 intrinsics).
+#[cfg(target_arch = "x86_64")]
+#[clippy::msrv = "1.89"]
+mod avx512;
 
 use crate::bits::{BitReader, SliceWriter};
 
@@ -39,12 +45,18 @@ pub enum Kernel {
     /// x86-64 AVX2 with POPCNT, BMI1 and LZCNT (byte shuffles, 16-bit
     /// multiplies, the Beneš network one register wide).
     Avx2,
+    /// [`Kernel::Avx2`] plus AVX-512 F, BW, VL, VBMI and BITALG: the reorder
+    /// as four byte gathers (`vpermb`) and four bit shuffles
+    /// (`vpshufbitqmb`), prediction as one masked byte gather.
+    Avx512,
 }
 
 impl Kernel {
     /// The fastest kernel this CPU runs.
     pub fn best() -> Kernel {
-        if Kernel::Avx2.available() {
+        if Kernel::Avx512.available() {
+            Kernel::Avx512
+        } else if Kernel::Avx2.available() {
             Kernel::Avx2
         } else {
             Kernel::Scalar
@@ -62,8 +74,17 @@ impl Kernel {
                     && std::is_x86_feature_detected!("bmi1")
                     && std::is_x86_feature_detected!("lzcnt")
             }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => {
+                Kernel::Avx2.available()
+                    && std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && std::is_x86_feature_detected!("avx512vl")
+                    && std::is_x86_feature_detected!("avx512vbmi")
+                    && std::is_x86_feature_detected!("avx512bitalg")
+            }
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Avx2 => false,
+            Kernel::Avx2 | Kernel::Avx512 => false,
         }
     }
 
@@ -71,6 +92,7 @@ impl Kernel {
         match self {
             Kernel::Scalar => "scalar",
             Kernel::Avx2 => "avx2",
+            Kernel::Avx512 => "avx512",
         }
     }
 }
@@ -91,6 +113,8 @@ pub struct MpcCodec {
     kernel: Kernel,
     #[cfg(target_arch = "x86_64")]
     vectors: Vec<avx2::Vectors>,
+    #[cfg(target_arch = "x86_64")]
+    vectors512: Vec<avx512::Vectors>,
 }
 
 impl MpcCodec {
@@ -116,6 +140,8 @@ impl MpcCodec {
             },
             #[cfg(target_arch = "x86_64")]
             vectors: tables.iter().map(avx2::Vectors::new).collect(),
+            #[cfg(target_arch = "x86_64")]
+            vectors512: tables.iter().map(avx512::Vectors::new).collect(),
             tables,
         }
     }
@@ -137,6 +163,11 @@ impl MpcCodec {
             Kernel::Avx2 => unsafe {
                 avx2::restore(&self.vectors[i], self.tables[i].depth, symbols)
             },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx512` is only selected when the CPU has its features.
+            Kernel::Avx512 => unsafe {
+                avx512::restore(&self.vectors512[i], self.tables[i].depth, symbols)
+            },
             _ => scalar::restore(&self.tables[i], symbols),
         }
     }
@@ -149,6 +180,9 @@ impl MpcCodec {
             Kernel::Avx2 => unsafe {
                 avx2::finish(&self.vectors[i], &avx2::grouped(&self.vectors[i], block).0)
             },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx512` is only selected when the CPU has its features.
+            Kernel::Avx512 => unsafe { avx512::symbols(&self.vectors512[i], block).0 },
             _ => scalar::finish(&self.tables[i], &scalar::grouped(&self.tables[i], block).0),
         }
     }
@@ -175,6 +209,9 @@ impl MpcCodec {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Avx2` is only selected when the CPU has its features.
             Kernel::Avx2 => unsafe { self.compress_avx2(block, buf, bit) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx512` is only selected when the CPU has its features.
+            Kernel::Avx512 => unsafe { self.compress_avx512(block, buf, bit) },
             _ => self.compress_with(
                 block,
                 buf,
@@ -196,6 +233,27 @@ impl MpcCodec {
             bit,
             |i, b| avx2::grouped(&self.vectors[i], b),
             |i, g| avx2::finish(&self.vectors[i], g),
+        )
+    }
+
+    /// [`compress_into`](Self::compress_into) compiled for AVX-512 with the
+    /// AVX-512 kernel inlined (its symbols are final: nothing to finish).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(
+        enable = "avx2,popcnt,bmi1,lzcnt,avx512f,avx512bw,avx512vl,avx512vbmi,avx512bitalg"
+    )]
+    fn compress_avx512(
+        &self,
+        block: &[u8; BLOCK_BYTES],
+        buf: &mut [u8],
+        bit: usize,
+    ) -> (u32, usize) {
+        self.compress_with(
+            block,
+            buf,
+            bit,
+            |i, b| avx512::symbols(&self.vectors512[i], b),
+            |_, s| *s,
         )
     }
 
@@ -340,6 +398,9 @@ impl MpcCodec {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Avx2` is only selected when the CPU has its features.
             Kernel::Avx2 => unsafe { self.decode_avx2(src, pos, end) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx512` is only selected when the CPU has its features.
+            Kernel::Avx512 => unsafe { self.decode_avx512(src, pos, end) },
             _ => self.decode_fast(src, pos, end, |i, s| scalar::restore(&self.tables[i], s)),
         };
         match fast {
@@ -360,6 +421,23 @@ impl MpcCodec {
     ) -> Option<([u8; BLOCK_BYTES], usize)> {
         self.decode_fast(src, pos, end, |i, s| {
             avx2::restore(&self.vectors[i], self.tables[i].depth, s)
+        })
+    }
+
+    /// [`decode_fast`](Self::decode_fast) compiled for AVX-512 with the
+    /// AVX-512 kernel inlined.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(
+        enable = "avx2,popcnt,bmi1,lzcnt,avx512f,avx512bw,avx512vl,avx512vbmi,avx512bitalg"
+    )]
+    fn decode_avx512(
+        &self,
+        src: &[u8],
+        pos: usize,
+        end: usize,
+    ) -> Option<([u8; BLOCK_BYTES], usize)> {
+        self.decode_fast(src, pos, end, |i, s| {
+            avx512::restore(&self.vectors512[i], self.tables[i].depth, s)
         })
     }
 

@@ -44,6 +44,10 @@ pub(crate) struct PredictorTables {
     pub forward: Masks,
     /// Layout S -> layout R.
     pub inverse: Masks,
+    /// Layout-R index of layout-S bit s (the permutation `forward` routes).
+    pub fwd_src: [u16; STREAM_BITS],
+    /// Layout-S index of layout-R bit r (the permutation `inverse` routes).
+    pub inv_src: [u16; STREAM_BITS],
 }
 
 impl PredictorTables {
@@ -102,6 +106,8 @@ impl PredictorTables {
             pred_mul,
             forward: benes::route(&fwd_src),
             inverse: benes::route(&inv_src),
+            fwd_src,
+            inv_src,
         }
     }
 }
