@@ -7,8 +7,13 @@
 //! byte permutation (`vpermb`) puts in byte b of a 512-bit register the
 //! source byte holding output bit b, and a bit shuffle (`vpshufbitqmb`)
 //! picks from each 64-bit word the eight bits its eight outputs need.
-//! Prediction gathers the 32 bases with one masked byte permutation (roots
-//! read zero) and shifts them with a 16-bit multiply by `2^(8 + k)`.
+//! Prediction works on 16-bit lanes, byte j of the block in the high byte
+//! of lane j (the low byte zero): one masked byte permutation gathers the
+//! bases (roots read zero), one `vpmultishiftqb` takes from each lane the
+//! eight bits at offset `8 - k`, which is the base shifted by k either way.
+//! Restoration stays in that form for all its rounds (two permutations, a
+//! multishift and a masked add each). The Table-1 code of every symbol is
+//! computed for all 16 lanes at once ([`codes`]).
 //!
 //! The AVX-512 intrinsics and `#[target_feature]` names are stable since
 //! Rust 1.89.
@@ -49,30 +54,69 @@ impl Shuffle {
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 pub(crate) struct Vectors {
-    /// Multiplier of each byte's base (`2^(8 + k)`).
-    mul: [u16; BLOCK_BYTES],
-    /// Base byte of each byte (roots: any).
-    base: [u8; BLOCK_BYTES],
-    /// Bit j set when byte j has a base.
-    has_base: u32,
+    /// Byte `2j + 1`: the base of byte j in a block of 32 bytes.
+    gather: [u8; 64],
+    /// Byte `2j + 1`: the base of byte j in the 16-bit form (`2 base + 1`).
+    gather16: [u8; 64],
+    /// Byte `2j + 1`: offset of the shifted base in its 64-bit word
+    /// (`16 (j % 4) + 8 - k`).
+    ctrl: [u8; 64],
     forward: Shuffle,
     inverse: Shuffle,
+    /// Bit `2j + 1` set when byte j has a base.
+    has_base: u64,
 }
+
+/// The odd bytes (the high bytes of the 16-bit lanes).
+const ODD: u64 = 0xaaaa_aaaa_aaaa_aaaa;
+
+/// Byte `2j + 1` reads byte j (block -> 16-bit form).
+const SPREAD: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut j = 0;
+    while j < 32 {
+        t[2 * j + 1] = j as u8;
+        j += 1;
+    }
+    t
+};
+
+/// Byte j reads byte `2j + 1` (16-bit form -> block, in the low half).
+const COMPACT: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut j = 0;
+    while j < 32 {
+        t[j] = (2 * j + 1) as u8;
+        j += 1;
+    }
+    t
+};
 
 impl Vectors {
     pub(crate) fn new(t: &PredictorTables) -> Self {
         let mut v = Vectors {
-            mul: t.pred_mul,
-            base: [0; BLOCK_BYTES],
-            has_base: 0,
+            gather: [0; 64],
+            gather16: [0; 64],
+            ctrl: [0; 64],
             forward: Shuffle::new(&t.fwd_src),
             inverse: Shuffle::new(&t.inv_src),
+            has_base: 0,
         };
         for (j, r) in t.rules.iter().enumerate() {
-            if let Some((b, _)) = *r {
-                v.base[j] = b;
-                v.has_base |= 1 << j;
-            }
+            let k = match *r {
+                Some((b, k)) => {
+                    v.gather[2 * j + 1] = b;
+                    v.gather16[2 * j + 1] = 2 * b + 1;
+                    v.has_base |= 1 << (2 * j + 1);
+                    k as i32
+                }
+                None => 0,
+            };
+            // bits [8 - k, 16 - k) of the lane `base << 8` are
+            // `shift_byte(base, k)`; the bits below the lane's high byte
+            // and those of the next lane's low byte (or, past bit 63, of
+            // the first lane's: the offset wraps) are zero
+            v.ctrl[2 * j + 1] = ((16 * (j % 4)) as i32 + 8 - k).rem_euclid(64) as u8;
         }
         v
     }
@@ -97,11 +141,10 @@ fn load512(v: &[u8; 64]) -> __m512i {
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vbmi")]
 fn predict(x: __m256i, v: &Vectors) -> __m256i {
-    let y = _mm256_maskz_permutexvar_epi8(v.has_base, load256(&v.base), x);
-    // SAFETY: `mul` is 64 readable bytes; unaligned load.
-    let mul = unsafe { _mm512_loadu_si512(v.mul.as_ptr() as *const __m512i) };
-    let p = _mm512_srli_epi16::<8>(_mm512_mullo_epi16(_mm512_cvtepu8_epi16(y), mul));
-    _mm512_cvtepi16_epi8(p)
+    let g =
+        _mm512_maskz_permutexvar_epi8(v.has_base, load512(&v.gather), _mm512_castsi256_si512(x));
+    let p = _mm512_multishift_epi64_epi8(load512(&v.ctrl), g);
+    _mm512_castsi512_si256(_mm512_permutexvar_epi8(load512(&COMPACT), p))
 }
 
 /// The permutation `s` of the 256 bits of `x`, as four little-endian words.
@@ -162,12 +205,129 @@ pub(crate) fn restore(v: &Vectors, depth: usize, symbols: &[u16; SYMBOLS]) -> [u
         r,
         _mm256_and_si256(_mm256_srli_epi16::<4>(r), _mm256_set1_epi8(0x0f)),
     );
-    let mut out = r;
+    // the residues in the 16-bit form, then the rounds in that form
+    let r16 = _mm512_maskz_permutexvar_epi8(ODD, load512(&SPREAD), _mm512_castsi256_si512(r));
+    let (gather, ctrl) = (load512(&v.gather16), load512(&v.ctrl));
+    let mut out = r16;
     for _ in 0..depth {
-        out = _mm256_add_epi8(r, predict(out, v));
+        let g = _mm512_maskz_permutexvar_epi8(v.has_base, gather, out);
+        out = _mm512_maskz_add_epi8(ODD, r16, _mm512_multishift_epi64_epi8(ctrl, g));
     }
+    let out = _mm512_castsi512_si256(_mm512_permutexvar_epi8(load512(&COMPACT), out));
     let mut bytes = [0u8; BLOCK_BYTES];
     // SAFETY: 32 writable bytes; unaligned store.
     unsafe { _mm256_storeu_si256(bytes.as_mut_ptr() as *mut __m256i, out) };
     bytes
+}
+
+/// The Table-1 field of every symbol (bit m of `zero_mask` set iff symbol
+/// m is zero), as [`super::emit::put_symbols`] writes them: a nonzero
+/// symbol's code, a run's codes on the zero symbol that starts it, nothing
+/// on the other zero symbols. Returns the fields' bits and lengths.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512cd,avx512vpopcntdq")]
+pub(crate) fn codes(symbols: &[u16; SYMBOLS], zero_mask: u16) -> ([u32; SYMBOLS], [u32; SYMBOLS]) {
+    let c = _mm512_set1_epi32;
+    let s = _mm512_cvtepu16_epi32(load256(symbols));
+    let ones = _mm512_popcnt_epi32(s);
+    let lead = _mm512_sub_epi32(_mm512_lzcnt_epi32(s), c(16));
+    // the nonzero codes in the order of the spec's priority, last wins
+    let mut val = _mm512_or_si512(s, c(1 << 16));
+    let mut len = c(17);
+    let front = _mm512_testn_epi32_mask(s, c(0x00ff));
+    val = _mm512_mask_mov_epi32(
+        val,
+        front,
+        _mm512_or_si512(_mm512_srli_epi32::<8>(s), c(0x200)),
+    );
+    len = _mm512_mask_mov_epi32(len, front, c(12));
+    let back = _mm512_testn_epi32_mask(s, c(0xff00));
+    val = _mm512_mask_mov_epi32(val, back, _mm512_or_si512(s, c(0x100)));
+    len = _mm512_mask_mov_epi32(len, back, c(12));
+    // two adjacent ones: 0b11 shifted to the symbol's leading one
+    let two = _mm512_cmpeq_epi32_mask(s, _mm512_srlv_epi32(c(0xc000), lead));
+    val = _mm512_mask_mov_epi32(val, two, lead);
+    len = _mm512_mask_mov_epi32(len, two, c(8));
+    let one = _mm512_cmpeq_epi32_mask(ones, c(1));
+    val = _mm512_mask_mov_epi32(val, one, _mm512_or_si512(lead, c(0x30)));
+    len = _mm512_mask_mov_epi32(len, one, c(7));
+    // zero symbols: the run length from each lane (the zero symbols up to
+    // the next nonzero one, or the end: bit 16 of `!zero_mask` is set)
+    let zm = zero_mask as u32;
+    let after = _mm512_srlv_epi32(
+        c(!zm as i32),
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+    );
+    let lowest = _mm512_and_si512(after, _mm512_sub_epi32(_mm512_setzero_si512(), after));
+    let run = _mm512_sub_epi32(c(31), _mm512_lzcnt_epi32(lowest));
+    let starts = (zm & !(zm << 1)) as u16;
+    let run_val = _mm512_mask_mov_epi32(
+        _mm512_or_si512(run, c(0x20)),
+        _mm512_cmpeq_epi32_mask(run, c(1)),
+        c(0b0011),
+    );
+    let run_val = _mm512_mask_mov_epi32(run_val, _mm512_cmpeq_epi32_mask(run, c(16)), c(0x2f3));
+    let run_len = _mm512_mask_mov_epi32(c(7), _mm512_cmpeq_epi32_mask(run, c(1)), c(4));
+    let run_len = _mm512_mask_mov_epi32(run_len, _mm512_cmpeq_epi32_mask(run, c(16)), c(11));
+    val = _mm512_mask_mov_epi32(val, zero_mask, _mm512_maskz_mov_epi32(starts, run_val));
+    len = _mm512_mask_mov_epi32(len, zero_mask, _mm512_maskz_mov_epi32(starts, run_len));
+    let (mut vals, mut lens) = ([0u32; SYMBOLS], [0u32; SYMBOLS]);
+    // SAFETY: 64 writable bytes each; unaligned stores.
+    unsafe {
+        _mm512_storeu_si512(vals.as_mut_ptr() as *mut __m512i, val);
+        _mm512_storeu_si512(lens.as_mut_ptr() as *mut __m512i, len);
+    }
+    (vals, lens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::emit::nonzero_code;
+    use super::super::Kernel;
+    use super::*;
+
+    /// Every nonzero symbol's code and every zero mask's run codes equal
+    /// the portable emitter's.
+    #[test]
+    fn codes_equal_the_portable_ones() {
+        if !Kernel::Avx512.available() {
+            return;
+        }
+        for base in (1..=u16::MAX).step_by(16) {
+            let symbols: [u16; SYMBOLS] = std::array::from_fn(|m| base.saturating_add(m as u16));
+            let zero_mask = 0;
+            // SAFETY: the CPU has the kernel's features (checked above).
+            let (vals, lens) = unsafe { codes(&symbols, zero_mask) };
+            for m in 0..SYMBOLS {
+                let (b, l) = nonzero_code(symbols[m]);
+                assert_eq!(
+                    (vals[m] as u64, lens[m]),
+                    (b, l),
+                    "symbol {:#06x}",
+                    symbols[m]
+                );
+            }
+        }
+        for zero_mask in 0..=u16::MAX {
+            let symbols: [u16; SYMBOLS] =
+                std::array::from_fn(|m| if (zero_mask >> m) & 1 == 1 { 0 } else { 0x1234 });
+            // SAFETY: as above.
+            let (vals, lens) = unsafe { codes(&symbols, zero_mask) };
+            let zm = zero_mask as u32;
+            for m in 0..SYMBOLS {
+                let want = if (zm >> m) & 1 == 0 {
+                    nonzero_code(0x1234)
+                } else if m == 0 || (zm >> (m - 1)) & 1 == 0 {
+                    super::super::emit::run_code((!zm >> m).trailing_zeros())
+                } else {
+                    (0, 0)
+                };
+                assert_eq!(
+                    (vals[m] as u64, lens[m]),
+                    want,
+                    "mask {zero_mask:#06x} lane {m}"
+                );
+            }
+        }
+    }
 }

@@ -34,7 +34,7 @@ pub fn nonzero_code(s: u16) -> (u64, u32) {
 
 /// Codes of a run of `n` (1..=16) zero symbols as one field.
 #[inline(always)]
-fn run_code(n: u32) -> (u64, u32) {
+pub fn run_code(n: u32) -> (u64, u32) {
     match n {
         1 => (0b0011, 4),
         16 => ((0b010_1111 << 4) | 0b0011, 11),
@@ -63,6 +63,23 @@ pub fn put_symbols(w: &mut SliceWriter<'_>, symbols: &[u16; SYMBOLS], zero_mask:
             w.flush();
         }
     }
+    w.flush();
+    (w.position() - start) as u32
+}
+
+/// Append fields computed beforehand (`vals[m]` the `lens[m]` low bits of
+/// field m, as [`put_symbols`] would write them); returns the bits written.
+#[inline(always)]
+pub fn put_fields(w: &mut SliceWriter<'_>, vals: &[u32; SYMBOLS], lens: &[u32; SYMBOLS]) -> u32 {
+    let start = w.position();
+    // at most 3 x 17 bits pending on top of 7
+    for k in 0..5 {
+        for m in 3 * k..3 * k + 3 {
+            w.put(vals[m] as u64, lens[m]);
+        }
+        w.flush();
+    }
+    w.put(vals[15] as u64, lens[15]);
     w.flush();
     (w.position() - start) as u32
 }

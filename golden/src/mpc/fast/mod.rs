@@ -45,9 +45,11 @@ pub enum Kernel {
     /// x86-64 AVX2 with POPCNT, BMI1 and LZCNT (byte shuffles, 16-bit
     /// multiplies, the Beneš network one register wide).
     Avx2,
-    /// [`Kernel::Avx2`] plus AVX-512 F, BW, VL, VBMI and BITALG: the reorder
-    /// as four byte gathers (`vpermb`) and four bit shuffles
-    /// (`vpshufbitqmb`), prediction as one masked byte gather.
+    /// [`Kernel::Avx2`] plus AVX-512 F, BW, VL, CD, VBMI, BITALG and
+    /// VPOPCNTDQ: the reorder as four byte gathers (`vpermb`) and four bit
+    /// shuffles (`vpshufbitqmb`), prediction as a byte gather and a
+    /// multishift (`vpmultishiftqb`), the Table-1 codes of all 16 symbols
+    /// at once.
     Avx512,
 }
 
@@ -82,6 +84,8 @@ impl Kernel {
                     && std::is_x86_feature_detected!("avx512vl")
                     && std::is_x86_feature_detected!("avx512vbmi")
                     && std::is_x86_feature_detected!("avx512bitalg")
+                    && std::is_x86_feature_detected!("avx512cd")
+                    && std::is_x86_feature_detected!("avx512vpopcntdq")
             }
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Avx2 | Kernel::Avx512 => false,
@@ -218,6 +222,7 @@ impl MpcCodec {
                 bit,
                 |i, b| scalar::grouped(&self.tables[i], b),
                 |i, g| scalar::finish(&self.tables[i], g),
+                emit::put_symbols,
             ),
         }
     }
@@ -233,6 +238,7 @@ impl MpcCodec {
             bit,
             |i, b| avx2::grouped(&self.vectors[i], b),
             |i, g| avx2::finish(&self.vectors[i], g),
+            emit::put_symbols,
         )
     }
 
@@ -254,6 +260,12 @@ impl MpcCodec {
             bit,
             |i, b| avx512::symbols(&self.vectors512[i], b),
             |_, s| *s,
+            |w, s, zero_mask| {
+                // SAFETY: this function runs only where the CPU has the
+                // kernel's features.
+                let (vals, lens) = unsafe { avx512::codes(s, zero_mask) };
+                emit::put_fields(w, &vals, &lens)
+            },
         )
     }
 
@@ -267,6 +279,7 @@ impl MpcCodec {
         bit: usize,
         grouped: impl Fn(usize, &[u8; BLOCK_BYTES]) -> ([u16; SYMBOLS], u16),
         finish: impl Fn(usize, &[u16; SYMBOLS]) -> [u16; SYMBOLS],
+        emit: impl Fn(&mut SliceWriter<'_>, &[u16; SYMBOLS], u16) -> u32,
     ) -> (u32, usize) {
         let set = &self.set;
         let h = self.header_bits;
@@ -326,7 +339,7 @@ impl MpcCodec {
                     Selection::ZeroRun => finish(i, &all_symbols[i]),
                     Selection::Exact => all_symbols[i],
                 };
-                let bits = emit::put_symbols(&mut w, &symbols, scores[i].zero_mask);
+                let bits = emit(&mut w, &symbols, scores[i].zero_mask);
                 if select::finish(set, Choice::Predictor(i), bits) == id {
                     (id, w.position() - bit)
                 } else {
