@@ -249,6 +249,9 @@ struct CodedChunk {
     on_device: bool,
     bits: u32,
     blocks: u32,
+    /// The frame's checksum (computed where the chunk is coded, on the
+    /// pool, not by the writer).
+    crc: u32,
 }
 
 impl CodedChunk {
@@ -259,10 +262,23 @@ impl CodedChunk {
             self.enc.sink.bytes()
         }
     }
+
+    /// Compute the checksum of the chunk's frame as chunk number `chunk`.
+    fn seal(&mut self, chunk: u64) {
+        let stored = self.stored();
+        self.crc = Frame {
+            chunk: chunk as u32,
+            stored: stored.len() as u32,
+            bits: self.bits,
+            blocks: self.blocks,
+            crc: 0,
+        }
+        .compute_crc(stored);
+    }
 }
 
-/// Write coded chunks in order: frame (with the payload's CRC) and payload,
-/// recording their index entries.
+/// Write coded chunks in order: frame (with the checksum computed by
+/// [`CodedChunk::seal`]) and payload, recording their index entries.
 fn write_chunks<W: Write>(
     out: &mut Counting<W>,
     index: &mut Vec<IndexEntry>,
@@ -271,14 +287,13 @@ fn write_chunks<W: Write>(
 ) -> Result<(), BulkError> {
     for c in chunks {
         let stored = c.stored();
-        let mut frame = Frame {
+        let frame = Frame {
             chunk: index.len() as u32,
             stored: stored.len() as u32,
             bits: c.bits,
             blocks: c.blocks,
-            crc: 0,
+            crc: c.crc,
         };
-        frame.crc = frame.compute_crc(stored);
         index.push(IndexEntry {
             offset: out.pos,
             stored: frame.stored,
@@ -371,6 +386,8 @@ pub fn compress_with<R: Read + Send, W: Write + Send>(
     let mut index: Vec<IndexEntry> = Vec::new();
     let mut sum = Summary::default();
     let mut n_cur = fill(&mut input, &mut cur)?;
+    // chunks coded before the current window: the first one's number
+    let mut first_chunk = 0u64;
     loop {
         let padded = n_cur.div_ceil(bb) * bb;
         cur[n_cur..padded].fill(0);
@@ -381,17 +398,23 @@ pub fn compress_with<R: Read + Send, W: Write + Send>(
         let engine = opts.engine;
         let hdr = &header;
         let mut work = || -> Result<(), BulkError> {
-            let code = |(c, d): (&mut CodedChunk, &[u8])| {
+            let code = |(i, (c, d)): (usize, (&mut CodedChunk, &[u8]))| {
                 c.bits = c.enc.encode(codec, d, width, group);
                 c.blocks = (d.len() / bb) as u32;
                 c.on_device = false;
+                c.seal(first_chunk + i as u64);
             };
             match engine {
                 Engine::Parallel => chunks
                     .par_iter_mut()
                     .zip(data.par_chunks(cb))
+                    .enumerate()
                     .for_each(code),
-                Engine::Single => chunks.iter_mut().zip(data.chunks(cb)).for_each(code),
+                Engine::Single => chunks
+                    .iter_mut()
+                    .zip(data.chunks(cb))
+                    .enumerate()
+                    .for_each(code),
                 Engine::Gpu => {
                     let mut stored: Vec<Vec<u8>> = chunks
                         .iter_mut()
@@ -414,6 +437,10 @@ pub fn compress_with<R: Read + Send, W: Write + Send>(
                         c.on_device = true;
                     }
                     r?;
+                    chunks
+                        .par_iter_mut()
+                        .enumerate()
+                        .for_each(|(i, c)| c.seal(first_chunk + i as u64));
                 }
             }
             Ok(())
@@ -444,6 +471,7 @@ pub fn compress_with<R: Read + Send, W: Write + Send>(
         progress(sum.original_len);
         std::mem::swap(&mut coding, &mut done);
         n_done = nchunks;
+        first_chunk += nchunks as u64;
         std::mem::swap(&mut cur, &mut next);
         n_cur = n_next;
     }

@@ -518,3 +518,32 @@ fn resident_chunks_equal_the_window_path_and_decode_on_the_device() {
     }
     dev.set_part_bytes(bulk::gpu::engine::PART_BYTES);
 }
+
+#[test]
+fn transfers_alone_bring_every_byte_back() {
+    let Some(dev) = engine() else { return };
+    // lengths not a multiple of 4 and parts not a multiple of 4 (rounded
+    // up to one), 1 to 4 buffer sets in flight, and the stats counted
+    for len in [0usize, 1, 13, 4099, 3 * 4096 + 7] {
+        let input = data(len, 23);
+        for part in [1usize, 6, 1000, 4096, 1 << 20] {
+            if len / part.next_multiple_of(4) > 16 {
+                continue; // a submission per part: few of them
+            }
+            dev.set_part_bytes(part);
+            for k in 1..=4 {
+                dev.set_in_flight(k).expect("in flight");
+                dev.reset_stats();
+                let mut back = vec![0xa5u8; len];
+                dev.transfer_window(&input, &mut back).expect("transfer");
+                assert!(back == input, "{len} bytes, parts of {part}, {k} in flight");
+                let st = dev.stats();
+                assert_eq!((st.bytes_up, st.bytes_down), (len as u64, len as u64));
+            }
+        }
+    }
+    let mut short = vec![0u8; 3];
+    assert!(dev.transfer_window(&[1, 2, 3, 4], &mut short).is_err());
+    dev.set_part_bytes(bulk::gpu::engine::PART_BYTES);
+    dev.set_in_flight(2).expect("in flight");
+}

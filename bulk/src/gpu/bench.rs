@@ -4,14 +4,18 @@
 //! engine beats the CPU pool (`calibrate --gpu`).
 
 use std::io::Cursor;
+use std::sync::Mutex;
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 use super::device::Gpu;
 use super::engine::{GpuEngine, GpuStats, ResidentBlocks, ResidentChunks};
 use crate::codec::BulkCodec;
 use crate::engine::{Engine, NEVER};
+use crate::format::Header;
 use crate::stream::{compress_with, decompress_with, header_for, CompressOptions, GPU_WINDOW};
-use crate::BulkError;
+use crate::{BulkError, WindowChunk, WindowCoder};
 
 /// One codec on the GPU engine.
 #[derive(Clone, Debug, Default)]
@@ -311,6 +315,206 @@ pub fn copy_bandwidth(gpu: &Gpu, bytes: usize, reps: usize) -> Result<(f64, f64)
         ));
     }
     Ok((bytes as f64 / 1e9 / up, bytes as f64 / 1e9 / down))
+}
+
+/// The engine's host path without kernels ([`GpuEngine::transfer_window`]
+/// over a stream in windows) beside plain copies of the same bytes.
+#[derive(Clone, Debug, Default)]
+pub struct TransferRow {
+    pub bytes: u64,
+    pub window_bytes: u64,
+    pub part_bytes: u64,
+    pub in_flight: usize,
+    /// Stream MB over the wall time, best pass, each byte up and back:
+    /// the engine's buffer sets in flight, and one set (serial).
+    pub mb_s: f64,
+    pub serial_mb_s: f64,
+    /// Phase times of the best serial pass (upload: staging and the copy
+    /// to the device; kernel: nothing, the wait; download: the copy back
+    /// and out of the mapped buffer).
+    pub stats: GpuStats,
+    /// Plain copies of the same bytes (at most [`PLAIN_COPY_MAX`]) in one
+    /// piece each way, GB/s ([`copy_bandwidth`]).
+    pub copy_up_gb_s: f64,
+    pub copy_down_gb_s: f64,
+    /// The same transfers as the window coder of a compress stream
+    /// ([`compress_with`] with each chunk stored as its own bytes): the
+    /// stream loop's reading, checksums and writing included, MB/s.
+    pub stream_mb_s: f64,
+}
+
+/// [`GpuEngine::transfer_window`] as a compressing [`WindowCoder`]: each
+/// chunk's bytes come back from the device as its stored bytes, so that
+/// the stream loop around the engine is timed with no kernel in it. Its
+/// containers are for timing only (nothing decodes them).
+struct Echo<'a> {
+    dev: &'a GpuEngine,
+    scratch: Mutex<Vec<u8>>,
+}
+
+impl WindowCoder for Echo<'_> {
+    fn max_window_bytes(&self) -> u64 {
+        self.dev.max_window_bytes()
+    }
+
+    fn compress_window(
+        &self,
+        header: &Header,
+        data: &[u8],
+        stored: &mut [Vec<u8>],
+        bits: &mut [u32],
+    ) -> Result<(), BulkError> {
+        let mut back = self
+            .scratch
+            .lock()
+            .map_err(|_| BulkError::Gpu("transfer scratch poisoned".into()))?;
+        back.resize(data.len(), 0);
+        self.dev.transfer_window(data, &mut back)?;
+        let cb = header.chunk_bytes().max(1) as usize;
+        stored
+            .par_iter_mut()
+            .zip(bits.par_iter_mut())
+            .zip(back.par_chunks(cb))
+            .for_each(|((s, b), c)| {
+                s.clear();
+                s.extend_from_slice(c);
+                *b = 8 * c.len() as u32;
+            });
+        Ok(())
+    }
+
+    fn decompress_window(&self, _: &Header, _: &mut [WindowChunk<'_>]) -> Result<(), BulkError> {
+        Err(BulkError::Gpu("the transfer timing does not decode".into()))
+    }
+}
+
+/// Largest plain copy [`transfer_rates`] times.
+pub const PLAIN_COPY_MAX: usize = 256 << 20;
+
+impl TransferRow {
+    /// Plain copies of the same bytes up and back, MB/s of the stream.
+    pub fn copy_mb_s(&self) -> f64 {
+        1e3 / (1.0 / self.copy_up_gb_s + 1.0 / self.copy_down_gb_s)
+    }
+}
+
+/// Time [`GpuEngine::transfer_window`] over `data` in windows of
+/// `window_bytes` (best of `reps` passes, with the engine's buffer sets in
+/// flight and with one), check that the bytes came back, and time plain
+/// copies of the same bytes in the same call.
+pub fn transfer_rates(
+    codec: &dyn BulkCodec,
+    dev: &GpuEngine,
+    data: &[u8],
+    window_bytes: usize,
+    reps: usize,
+    pool: &rayon::ThreadPool,
+) -> Result<TransferRow, BulkError> {
+    let window = window_bytes.max(1);
+    let in_flight = dev.in_flight();
+    let mut out = vec![0u8; data.len()];
+    let mut pass = || {
+        pool.install(|| {
+            data.chunks(window)
+                .zip(out.chunks_mut(window))
+                .try_for_each(|(d, o)| dev.transfer_window(d, o))
+        })
+    };
+    dev.set_in_flight(1)?;
+    let serial = best_of(dev, reps, &mut pass);
+    dev.set_in_flight(in_flight)?;
+    let (s, stats) = serial?;
+    let (p, _) = best_of(dev, reps, &mut pass)?;
+    if out != data {
+        return Err(BulkError::Gpu(
+            "transfers: the data came back different".into(),
+        ));
+    }
+    drop(out);
+    // the same through the stream loop, in the codec's chunks
+    let chunk = header_for(codec, &CompressOptions::default())?
+        .chunk_bytes()
+        .max(1) as usize;
+    let opts = CompressOptions {
+        engine: Engine::Gpu,
+        window: (window / chunk).clamp(1, crate::stream::MAX_WINDOW),
+        original_len: Some(data.len() as u64),
+        ..CompressOptions::default()
+    };
+    let echo = Echo {
+        dev,
+        scratch: Mutex::new(Vec::new()),
+    };
+    let mut packed = Vec::with_capacity(data.len() + data.len() / 64 + 4096);
+    let st = best_secs(reps, &mut || {
+        packed.clear();
+        pool.install(|| {
+            compress_with(
+                codec,
+                Cursor::new(data),
+                &mut packed,
+                &opts,
+                Some(&echo),
+                &|_| {},
+            )
+        })
+        .map(|_| ())
+    })?;
+    drop(packed);
+    let plain = data.len().clamp(4, PLAIN_COPY_MAX);
+    let (up, down) = pool.install(|| copy_bandwidth(&dev.gpu, plain, reps))?;
+    let mb = data.len() as f64 / 1e6;
+    Ok(TransferRow {
+        bytes: data.len() as u64,
+        window_bytes: window.min(data.len()) as u64,
+        part_bytes: dev.part_bytes() as u64,
+        in_flight,
+        mb_s: mb / p,
+        serial_mb_s: mb / s,
+        stats,
+        copy_up_gb_s: up,
+        copy_down_gb_s: down,
+        stream_mb_s: mb / st,
+    })
+}
+
+/// Render a [`TransferRow`]: the engine's transfers against the plain
+/// copies, and the end-to-end rows' rates against the host-to-device copy.
+pub fn render_transfers(t: &TransferRow, rows: &[GpuBenchRow]) -> String {
+    let st = &t.stats;
+    let sum = (st.upload_s + st.kernel_s + st.download_s).max(1e-12);
+    let plain = t.copy_mb_s();
+    let mut s = format!(
+        "transfers only ({} MiB stream in {} MiB windows, {} MiB parts; each byte up and back, \
+         no kernels): {:.1} MB/s with {} buffer sets, {:.1} MB/s serial (up/wait/down {:.0}/{:.0}/{:.0} %); \
+         plain copies of the same bytes: host->device {:.2} GB/s, device->host {:.2} GB/s, \
+         up and back {:.1} MB/s; the engine's transfers at {:.0}% of the plain copies; \
+         as a compress stream's window coder (reading, checksums, writing): {:.1} MB/s\n",
+        t.bytes >> 20,
+        t.window_bytes >> 20,
+        t.part_bytes >> 20,
+        t.mb_s,
+        t.in_flight,
+        t.serial_mb_s,
+        100.0 * st.upload_s / sum,
+        100.0 * st.kernel_s / sum,
+        100.0 * st.download_s / sum,
+        t.copy_up_gb_s,
+        t.copy_down_gb_s,
+        plain,
+        100.0 * t.mb_s / plain.max(1e-12),
+        t.stream_mb_s,
+    );
+    let h2d = 1e3 * t.copy_up_gb_s;
+    for r in rows {
+        s += &format!(
+            "  {:<14} end to end at {:.1}% / {:.1}% of the host->device copy (compress / decompress)\n",
+            r.name,
+            100.0 * r.compress_mb_s / h2d.max(1e-12),
+            100.0 * r.decompress_mb_s / h2d.max(1e-12),
+        );
+    }
+    s
 }
 
 /// Per size: (bytes, CPU pool compress s, GPU compress s, CPU pool

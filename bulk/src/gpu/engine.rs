@@ -141,16 +141,17 @@ struct Buffers {
     chunk_bits: Option<Buf>,
     chunk_byte: Option<Buf>,
     out: Option<Buf>,
-    small_rb: Option<Buf>,
+    /// Compress readback: chunk bit counts and byte offsets, then the
+    /// packed output (one mapping per part).
     out_rb: Option<Buf>,
     payload: Option<Buf>,
     segs: Option<Buf>,
     blocks: Option<Buf>,
     status: Option<Buf>,
+    /// Decompress readback: segment statuses, then the blocks (one
+    /// mapping per part).
     blocks_rb: Option<Buf>,
-    status_rb: Option<Buf>,
     up: Option<Buf>,
-    host: Vec<u8>,
 }
 
 impl Buffers {
@@ -167,16 +168,13 @@ impl Buffers {
             chunk_bits: None,
             chunk_byte: None,
             out: None,
-            small_rb: None,
             out_rb: None,
             payload: None,
             segs: None,
             blocks: None,
             status: None,
             blocks_rb: None,
-            status_rb: None,
             up: None,
-            host: Vec::new(),
         }
     }
 }
@@ -229,6 +227,10 @@ struct Times {
 struct CompressPart {
     chunks: Range<usize>,
     submission: wgpu::SubmissionIndex,
+    /// Bytes of the readback buffer holding the packed output, after the
+    /// chunk bit counts and byte offsets (at `packed_at`).
+    packed_at: u64,
+    out_bytes: u64,
     times: Times,
     bytes_up: u64,
 }
@@ -243,8 +245,18 @@ struct DecompressPart {
     plan: Vec<Option<(usize, usize, usize)>>,
     nsegs: usize,
     out_bytes: u64,
+    /// Where the blocks start in the readback buffer, after the segment
+    /// statuses.
+    blocks_at: u64,
     times: Times,
     bytes_up: u64,
+}
+
+/// A part of a transfers-only window submitted to the device.
+struct EchoPart {
+    range: Range<usize>,
+    submission: wgpu::SubmissionIndex,
+    times: Times,
 }
 
 /// Cut `chunks` chunks of `chunk_input_bytes` each into parts of about
@@ -319,6 +331,11 @@ impl GpuEngine {
     /// per submission.
     pub fn set_part_bytes(&self, bytes: usize) {
         self.part_bytes.store(bytes.max(1), Ordering::Relaxed);
+    }
+
+    /// Input bytes per part of a window.
+    pub fn part_bytes(&self) -> usize {
+        self.part_bytes.load(Ordering::Relaxed)
     }
 
     /// Phase times and bytes since the engine was made or last reset.
@@ -508,19 +525,14 @@ impl GpuEngine {
         let cbytes = 4 * (nc + 1);
         ensure(gpu, &mut b.chunk_byte, "chunk bytes", cbytes, Kind::Storage)?;
         ensure(gpu, &mut b.out, "packed", out_bytes, Kind::Storage)?;
-        let small = 8 * (nc + 1);
-        ensure(
-            gpu,
-            &mut b.small_rb,
-            "chunk readback",
-            small,
-            Kind::Readback,
-        )?;
+        // the chunk bit counts and byte offsets, then the packed output,
+        // in one readback buffer mapped once
+        let packed_at = 8 * (nc + 1);
         ensure(
             gpu,
             &mut b.out_rb,
             "packed readback",
-            out_bytes,
+            packed_at + out_bytes,
             Kind::Readback,
         )?;
         ensure(gpu, &mut b.up, "upload", data.len() as u64, Kind::Upload)?;
@@ -564,13 +576,15 @@ impl GpuEngine {
         );
 
         let mut down = gpu.device.create_command_encoder(&Default::default());
-        down.copy_buffer_to_buffer(get(&b.chunk_bits), 0, get(&b.small_rb), 0, 4 * nc);
-        down.copy_buffer_to_buffer(get(&b.chunk_byte), 0, get(&b.small_rb), 4 * nc, cbytes);
-        down.copy_buffer_to_buffer(get(&b.out), 0, get(&b.out_rb), 0, out_bytes);
+        down.copy_buffer_to_buffer(get(&b.chunk_bits), 0, get(&b.out_rb), 0, 4 * nc);
+        down.copy_buffer_to_buffer(get(&b.chunk_byte), 0, get(&b.out_rb), 4 * nc, cbytes);
+        down.copy_buffer_to_buffer(get(&b.out), 0, get(&b.out_rb), packed_at, out_bytes);
         let submission = self.submit([up, k, down], serial, &mut times)?;
         Ok(CompressPart {
             chunks,
             submission,
+            packed_at,
+            out_bytes,
             times,
             bytes_up: data.len() as u64,
         })
@@ -591,16 +605,17 @@ impl GpuEngine {
         let t = Instant::now();
         let nch = part.chunks.len();
         let off = 4 * nch;
-        let mut small = std::mem::take(&mut b.host);
-        gpu.read_mapped(get(&b.small_rb), 8 * nch as u64 + 4, &mut small)?;
-        let cbits: Vec<u32> = words_le(&small[..off]).collect();
-        let cbyte: Vec<u32> = words_le(&small[off..off + 4 * (nch + 1)]).collect();
-        b.host = small;
-        let total = cbyte[nch] as u64;
         let stored = &mut stored[part.chunks.clone()];
         let bits = &mut bits[part.chunks.clone()];
-        // the chunks are copied out of the mapped buffer in parallel
-        gpu.with_mapped(get(&b.out_rb), total, |packed| {
+        let at = part.packed_at as usize;
+        let mut total = 0u64;
+        // one mapping: the chunk bit counts and byte offsets, then the
+        // chunks, copied out in parallel
+        gpu.with_mapped(get(&b.out_rb), part.packed_at + part.out_bytes, |view| {
+            let cbits: Vec<u32> = words_le(&view[..off]).collect();
+            let cbyte: Vec<u32> = words_le(&view[off..off + 4 * (nch + 1)]).collect();
+            total = cbyte[nch] as u64;
+            let packed = &view[at..];
             stored
                 .par_iter_mut()
                 .zip(bits.par_iter_mut())
@@ -699,6 +714,7 @@ impl GpuEngine {
             plan,
             nsegs,
             out_bytes,
+            blocks_at: 0,
             times: Times::default(),
             bytes_up: 0,
         };
@@ -708,8 +724,18 @@ impl GpuEngine {
         // zeros after the last chunk: the bit reader peeks a few bytes ahead
         let payload_bytes = (payload_len + 8).next_multiple_of(4) as u64;
         let ns = nsegs as u64;
+        // payload and segments staged in one upload buffer (one mapping),
+        // statuses and blocks read back through one buffer (one mapping)
+        let blocks_at = (4 * ns).next_multiple_of(8);
+        let out4 = out_bytes.next_multiple_of(4).max(4);
         ensure(gpu, &mut b.payload, "payload", payload_bytes, Kind::Storage)?;
-        ensure(gpu, &mut b.up, "upload", payload_bytes, Kind::Upload)?;
+        ensure(
+            gpu,
+            &mut b.up,
+            "upload",
+            payload_bytes + 16 * ns,
+            Kind::Upload,
+        )?;
         ensure(gpu, &mut b.segs, "segments", 16 * ns, Kind::Storage)?;
         ensure(gpu, &mut b.blocks, "blocks", out_bytes, Kind::Storage)?;
         ensure(gpu, &mut b.status, "status", 4 * ns, Kind::Storage)?;
@@ -717,24 +743,17 @@ impl GpuEngine {
             gpu,
             &mut b.blocks_rb,
             "blocks readback",
-            out_bytes,
-            Kind::Readback,
-        )?;
-        ensure(
-            gpu,
-            &mut b.status_rb,
-            "status readback",
-            4 * ns,
+            blocks_at + out4,
             Kind::Readback,
         )?;
 
         let t = Instant::now();
-        gpu.stage(get(&b.up), payload_bytes, &pieces)?;
+        pieces.push((payload_bytes as usize, bytemuck::cast_slice(&segs)));
+        gpu.stage(get(&b.up), payload_bytes + 16 * ns, &pieces)?;
         part.times.up += t.elapsed().as_secs_f64();
         let mut up = gpu.device.create_command_encoder(&Default::default());
         up.copy_buffer_to_buffer(get(&b.up), 0, get(&b.payload), 0, payload_bytes);
-        gpu.queue
-            .write_buffer(get(&b.segs), 0, bytemuck::cast_slice(&segs));
+        up.copy_buffer_to_buffer(get(&b.up), payload_bytes, get(&b.segs), 0, 16 * ns);
         self.params(&b.dec_params, nsegs as u32);
 
         let mut k = gpu.device.create_command_encoder(&Default::default());
@@ -752,9 +771,9 @@ impl GpuEngine {
         Gpu::dispatch(&mut k, &self.decompress, &g, ns);
 
         let mut down = gpu.device.create_command_encoder(&Default::default());
-        down.copy_buffer_to_buffer(get(&b.status), 0, get(&b.status_rb), 0, 4 * ns);
-        let out4 = out_bytes.next_multiple_of(4).max(4);
-        down.copy_buffer_to_buffer(get(&b.blocks), 0, get(&b.blocks_rb), 0, out4);
+        down.copy_buffer_to_buffer(get(&b.status), 0, get(&b.blocks_rb), 0, 4 * ns);
+        down.copy_buffer_to_buffer(get(&b.blocks), 0, get(&b.blocks_rb), blocks_at, out4);
+        part.blocks_at = blocks_at;
         part.submission = Some(self.submit([up, k, down], serial, &mut part.times)?);
         part.bytes_up = payload_bytes + 16 * ns;
         Ok(part)
@@ -781,14 +800,14 @@ impl GpuEngine {
         part.times.kernel += t.elapsed().as_secs_f64();
         let t = Instant::now();
         let bb = self.block_bytes();
-        let mut st = std::mem::take(&mut b.host);
-        gpu.read_mapped(get(&b.status_rb), 4 * part.nsegs as u64, &mut st)?;
-        let status: Vec<u32> = words_le(&st).collect();
-        b.host = st;
         let plan = &part.plan;
-        // the decoded blocks go straight from the mapped buffer to the
-        // chunks, in parallel
-        gpu.with_mapped(get(&b.blocks_rb), part.out_bytes, |view| {
+        let at = part.blocks_at as usize;
+        let nsegs = part.nsegs;
+        // one mapping: the segment statuses, then the decoded blocks, which
+        // go straight from the mapped buffer to the chunks, in parallel
+        gpu.with_mapped(get(&b.blocks_rb), part.blocks_at + part.out_bytes, |all| {
+            let status: Vec<u32> = words_le(&all[..4 * nsegs]).collect();
+            let view = &all[at..];
             chunks
                 .par_iter_mut()
                 .zip(plan.par_iter())
@@ -811,6 +830,111 @@ impl GpuEngine {
         part.times.down += t.elapsed().as_secs_f64();
         let down = part.out_bytes + 4 * part.nsegs as u64;
         self.record(&part.times, part.bytes_up, down);
+        Ok(())
+    }
+
+    /// The host path of a window without its kernels: `data` cut into
+    /// parts of the engine's part size, each staged into its set's mapped
+    /// upload buffer, copied by the device into its input buffer and from
+    /// there into its readback buffer, and copied out of that (mapped) into
+    /// `out` (as long as `data`), with the engine's buffer sets in flight
+    /// and the same waits as [`WindowCoder::compress_window`]. What it
+    /// costs beyond a plain copy of the same bytes is the host path's
+    /// overhead (mappings, submissions, waits, pipeline fill and drain).
+    pub fn transfer_window(&self, data: &[u8], out: &mut [u8]) -> Result<(), BulkError> {
+        if data.len() != out.len() {
+            return Err(BulkError::Gpu(format!(
+                "transfer of {} bytes into {} bytes",
+                data.len(),
+                out.len()
+            )));
+        }
+        let part = self.part_bytes.load(Ordering::Relaxed).next_multiple_of(4);
+        let ranges: Vec<Range<usize>> = (0..data.len())
+            .step_by(part)
+            .map(|a| a..(a + part).min(data.len()))
+            .collect();
+        let k = self.in_flight().clamp(1, MAX_IN_FLIGHT);
+        let k = k.min(ranges.len()).max(1);
+        let serial = k == 1;
+        let mut sets = self.lock(k)?;
+        let mut pending: VecDeque<(usize, EchoPart)> = VecDeque::with_capacity(k);
+        for (p, r) in ranges.into_iter().enumerate() {
+            if pending.len() == k {
+                if let Some((s, done)) = pending.pop_front() {
+                    self.finish_echo(&mut sets[s], done, out)?;
+                }
+            }
+            let set = p % k;
+            let part = self.submit_echo(&mut sets[set], data, r, serial)?;
+            pending.push_back((set, part));
+        }
+        while let Some((s, done)) = pending.pop_front() {
+            self.finish_echo(&mut sets[s], done, out)?;
+        }
+        self.count_window();
+        Ok(())
+    }
+
+    /// Stage and submit one part of [`transfer_window`](Self::transfer_window).
+    fn submit_echo(
+        &self,
+        b: &mut Buffers,
+        data: &[u8],
+        range: Range<usize>,
+        serial: bool,
+    ) -> Result<EchoPart, BulkError> {
+        let gpu = &self.gpu;
+        let data = &data[range.clone()];
+        let len = data.len() as u64;
+        let len4 = len.next_multiple_of(4).max(4);
+        ensure(gpu, &mut b.input, "input", len, Kind::Storage)?;
+        ensure(gpu, &mut b.up, "upload", len, Kind::Upload)?;
+        ensure(gpu, &mut b.out_rb, "packed readback", len, Kind::Readback)?;
+        let mut times = Times::default();
+        let t = Instant::now();
+        let pieces: Vec<(usize, &[u8])> = data
+            .chunks(1 << 20)
+            .enumerate()
+            .map(|(i, p)| (i << 20, p))
+            .collect();
+        gpu.stage(get(&b.up), len, &pieces)?;
+        times.up += t.elapsed().as_secs_f64();
+        let mut up = gpu.device.create_command_encoder(&Default::default());
+        up.copy_buffer_to_buffer(get(&b.up), 0, get(&b.input), 0, len4);
+        let k = gpu.device.create_command_encoder(&Default::default());
+        let mut down = gpu.device.create_command_encoder(&Default::default());
+        down.copy_buffer_to_buffer(get(&b.input), 0, get(&b.out_rb), 0, len4);
+        let submission = self.submit([up, k, down], serial, &mut times)?;
+        Ok(EchoPart {
+            range,
+            submission,
+            times,
+        })
+    }
+
+    /// Wait for a part of [`transfer_window`](Self::transfer_window) and
+    /// copy it out, in parallel pieces.
+    fn finish_echo(
+        &self,
+        b: &mut Buffers,
+        mut part: EchoPart,
+        out: &mut [u8],
+    ) -> Result<(), BulkError> {
+        let gpu = &self.gpu;
+        let t = Instant::now();
+        gpu.wait(part.submission.clone())?;
+        part.times.kernel += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let out = &mut out[part.range.clone()];
+        let len = out.len() as u64;
+        gpu.with_mapped(get(&b.out_rb), len, |view| {
+            out.par_chunks_mut(1 << 20)
+                .zip(view.par_chunks(1 << 20))
+                .for_each(|(d, s)| d.copy_from_slice(s))
+        })?;
+        part.times.down += t.elapsed().as_secs_f64();
+        self.record(&part.times, len, len);
         Ok(())
     }
 }

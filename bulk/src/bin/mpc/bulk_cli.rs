@@ -848,6 +848,7 @@ fn gpu_bench(a: &BenchArgs, data: &[Vec<u8>], pool: &rayon::ThreadPool) -> Resul
     let stream = data.concat();
     let mut rows = Vec::new();
     let mut adapter = None;
+    let mut transfers = None;
     for algo in &a.algos {
         let codec = open(algo, &a.model, a.block_bytes)?;
         if matches!(codec.gpu_kind(), bulk::GpuKind::None) {
@@ -862,6 +863,18 @@ fn gpu_bench(a: &BenchArgs, data: &[Vec<u8>], pool: &rayon::ThreadPool) -> Resul
                 dev.gpu.adapter
             )?;
             adapter = Some(dev.gpu.adapter.clone());
+            // the host path alone: the first window and part size asked for
+            let w = a.gpu_window_mib.first().copied().unwrap_or(64);
+            let p = a.gpu_part_mib.first().copied().unwrap_or(8);
+            dev.set_part_bytes((p as usize) << 20);
+            transfers = Some(gb::transfer_rates(
+                codec.as_ref(),
+                &dev,
+                &stream,
+                (w as usize) << 20,
+                2,
+                pool,
+            )?);
         }
         let mut cpu = Vec::new();
         let opts = CompressOptions {
@@ -896,6 +909,9 @@ fn gpu_bench(a: &BenchArgs, data: &[Vec<u8>], pool: &rayon::ThreadPool) -> Resul
         }
     }
     out!("{}", gb::render(&rows))?;
+    if let Some(t) = &transfers {
+        out!("{}", gb::render_transfers(t, &rows))?;
+    }
     Ok(())
 }
 
