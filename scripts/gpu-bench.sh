@@ -3,7 +3,9 @@
 # `mpc bench --gpu` run over one stream (MPC, MAG-aware BDI and DPC through
 # the GPU engine with the host<->device copy bandwidth, the upload / kernel /
 # download split and the kernel rate, beside the CPU pool on every host
-# thread with lz4 and zstd) and `compress` / `decompress --engine gpu`
+# thread with lz4 and zstd, and the engine's host path alone: its transfers
+# without kernels against plain copies of the same bytes, and the stream
+# loop around it) and `compress` / `decompress --engine gpu`
 # file to file, each output checked with cmp against the input and against
 # the CPU engine's container (file to file first: it is the shorter part). Every figure and log lands in one directory.
 #
@@ -185,6 +187,7 @@ if "$mpc" bench --gpu "${gpu_opt[@]}" --algos mpc,magbdi,dpc --zstd 1 -j "$threa
     -m "$model" "$stream" >"$out/bench.txt" 2>"$out/bench.log"; then
     say "bench: $(span "$t0" "$(now)") s"
     tee -a "$summary" <"$out/bench.txt"
+    grep -q '^transfers only' "$out/bench.txt" || fail "mpc bench --gpu printed no transfer figures"
 else
     fail "mpc bench --gpu (see bench.log)"
 fi

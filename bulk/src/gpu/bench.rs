@@ -341,14 +341,19 @@ pub struct TransferRow {
     /// ([`compress_with`] with each chunk stored as its own bytes): the
     /// stream loop's reading, checksums and writing included, MB/s.
     pub stream_mb_s: f64,
+    /// The same stream loop with the chunks' bytes copied on the host
+    /// instead (no device): the stream loop's own cost, MB/s.
+    pub loop_mb_s: f64,
 }
 
 /// [`GpuEngine::transfer_window`] as a compressing [`WindowCoder`]: each
 /// chunk's bytes come back from the device as its stored bytes, so that
 /// the stream loop around the engine is timed with no kernel in it. Its
-/// containers are for timing only (nothing decodes them).
+/// containers are for timing only (nothing decodes them). Without
+/// `device` the bytes are copied on the host instead.
 struct Echo<'a> {
     dev: &'a GpuEngine,
+    device: bool,
     scratch: Mutex<Vec<u8>>,
 }
 
@@ -368,13 +373,18 @@ impl WindowCoder for Echo<'_> {
             .scratch
             .lock()
             .map_err(|_| BulkError::Gpu("transfer scratch poisoned".into()))?;
-        back.resize(data.len(), 0);
-        self.dev.transfer_window(data, &mut back)?;
+        let from: &[u8] = if self.device {
+            back.resize(data.len(), 0);
+            self.dev.transfer_window(data, &mut back)?;
+            &back
+        } else {
+            data
+        };
         let cb = header.chunk_bytes().max(1) as usize;
         stored
             .par_iter_mut()
             .zip(bits.par_iter_mut())
-            .zip(back.par_chunks(cb))
+            .zip(from.par_chunks(cb))
             .for_each(|((s, b), c)| {
                 s.clear();
                 s.extend_from_slice(c);
@@ -441,25 +451,30 @@ pub fn transfer_rates(
         original_len: Some(data.len() as u64),
         ..CompressOptions::default()
     };
-    let echo = Echo {
-        dev,
-        scratch: Mutex::new(Vec::new()),
-    };
     let mut packed = Vec::with_capacity(data.len() + data.len() / 64 + 4096);
-    let st = best_secs(reps, &mut || {
-        packed.clear();
-        pool.install(|| {
-            compress_with(
-                codec,
-                Cursor::new(data),
-                &mut packed,
-                &opts,
-                Some(&echo),
-                &|_| {},
-            )
+    let mut stream = |device: bool| {
+        let echo = Echo {
+            dev,
+            device,
+            scratch: Mutex::new(Vec::new()),
+        };
+        best_secs(reps, &mut || {
+            packed.clear();
+            pool.install(|| {
+                compress_with(
+                    codec,
+                    Cursor::new(data),
+                    &mut packed,
+                    &opts,
+                    Some(&echo),
+                    &|_| {},
+                )
+            })
+            .map(|_| ())
         })
-        .map(|_| ())
-    })?;
+    };
+    let st = stream(true)?;
+    let lt = stream(false)?;
     drop(packed);
     let plain = data.len().clamp(4, PLAIN_COPY_MAX);
     let (up, down) = pool.install(|| copy_bandwidth(&dev.gpu, plain, reps))?;
@@ -475,6 +490,7 @@ pub fn transfer_rates(
         copy_up_gb_s: up,
         copy_down_gb_s: down,
         stream_mb_s: mb / st,
+        loop_mb_s: mb / lt,
     })
 }
 
@@ -489,7 +505,8 @@ pub fn render_transfers(t: &TransferRow, rows: &[GpuBenchRow]) -> String {
          no kernels): {:.1} MB/s with {} buffer sets, {:.1} MB/s serial (up/wait/down {:.0}/{:.0}/{:.0} %); \
          plain copies of the same bytes: host->device {:.2} GB/s, device->host {:.2} GB/s, \
          up and back {:.1} MB/s; the engine's transfers at {:.0}% of the plain copies; \
-         as a compress stream's window coder (reading, checksums, writing): {:.1} MB/s\n",
+         as a compress stream's window coder (reading, checksums, writing): {:.1} MB/s; \
+         the same stream loop with host copies instead of the device: {:.1} MB/s\n",
         t.bytes >> 20,
         t.window_bytes >> 20,
         t.part_bytes >> 20,
@@ -504,6 +521,7 @@ pub fn render_transfers(t: &TransferRow, rows: &[GpuBenchRow]) -> String {
         plain,
         100.0 * t.mb_s / plain.max(1e-12),
         t.stream_mb_s,
+        t.loop_mb_s,
     );
     let h2d = 1e3 * t.copy_up_gb_s;
     for r in rows {
