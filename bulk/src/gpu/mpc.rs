@@ -13,6 +13,14 @@
 //! 8..11), the forward network (residue bits to symbol bits, 15 x 8 mask
 //! words), the inverse network, and the restore order (32 bytes, every
 //! byte after its base).
+//!
+//! Model sets whose tables fit a uniform binding (up to 14 predictors) get
+//! kernels specialised for them: the compress kernel's loop over the
+//! predictors written as one call per predictor (every table offset a
+//! constant), its selection rule a constant, and the prediction (compress)
+//! and the restoration (decompress) written as one WGSL function per
+//! predictor with its byte rules as constants. Larger sets run the generic
+//! source, its tables in a storage buffer; both give the same output.
 
 use super::benes;
 use super::uniform::MpcUniform;
@@ -64,16 +72,180 @@ fn uniform_tables(src: &str, vec4s: usize) -> Result<String, BulkError> {
     Ok(format!(
         "{}// tables as a uniform array
 @group(0) @binding(1) var<uniform> tables: array<vec4<u32>, {vec4s}>;
+fn tab(p: u32, v: u32) -> vec4<u32> {{
+    return tables[p * {}u + v];
+}}
 fn tword(i: u32) -> u32 {{
     return tables[i >> 2u][i & 3u];
 }}
-fn tvec(v: u32) -> vec4<u32> {{
-    return tables[v];
-}}
 {}",
         &src[..a],
+        PREDICTOR_WORDS / 4,
         &src[b + TABLES_END.len()..]
     ))
+}
+
+const CANDIDATES_BEGIN: &str = "// @candidates-begin";
+const CANDIDATES_END: &str = "// @candidates-end";
+
+const EXACT: &str = "// @exact";
+
+/// The compress kernel specialised for `set`: its loop over the
+/// predictors written as one call per predictor, so that every table
+/// offset in them is a constant (on llvmpipe a uniform read at a constant
+/// offset is one load, at any other offset a gather of one load per
+/// thread), and its selection rule a constant, so that the rule not taken
+/// is not compiled (llvmpipe runs both sides of every branch).
+fn specialised_compress(src: &str, set: &ModelSet) -> Result<String, BulkError> {
+    let np = set.predictors.len();
+    let exact = set.selection == Selection::Exact;
+    let missing = |what: &str| BulkError::Gpu(format!("mpc kernel source lacks its {what}"));
+    let calls: String = (0..np)
+        .map(|k| format!("candidate(x, {k}u, exact);\n    "))
+        .collect();
+    let src = replace_section(
+        src,
+        CANDIDATES_BEGIN,
+        CANDIDATES_END,
+        &calls,
+        "candidates section",
+    )?;
+    let e = src.find(EXACT).ok_or_else(|| missing("selection rule"))?;
+    let line_end = |from: usize| src[from..].find('\n').map(|n| from + n + 1);
+    let (Some(a), Some(b)) = (line_end(e), line_end(e).and_then(line_end)) else {
+        return Err(missing("selection rule"));
+    };
+    let src = format!("{}    let exact = {exact};\n{}", &src[..a], &src[b..]);
+    let mut f = String::from(
+        "// The prediction of every byte of x under predictor p: one function
+// per predictor.
+fn predict(x: Bits, p: u32) -> Bits {
+    var y = predict_0(x);
+",
+    );
+    for k in 1..np {
+        f += &format!("    y = pick(y, predict_{k}(x), p == {k}u);\n");
+    }
+    f += "    return y;\n}\n";
+    for (k, pred) in set.predictors.iter().enumerate() {
+        f += &format!("fn predict_{k}(x: Bits) -> Bits {{\n");
+        for (j, rule) in pred.bytes.iter().enumerate() {
+            f += &match *rule {
+                ByteRule::Root => format!("    let b{j} = 0u;\n"),
+                ByteRule::Base { base, shift } => format!(
+                    "    let b{j} = ((((x.{} >> {}u) & 0xffu) << {}u) >> 8u) & 0xffu;\n",
+                    WORDS[base as usize / 4],
+                    8 * (base as usize % 4),
+                    8 + shift as i32
+                ),
+            };
+        }
+        f += &bits_of_bytes();
+    }
+    replace_section(&src, PREDICT_BEGIN, PREDICT_END, &f, "prediction section")
+}
+
+const PREDICT_BEGIN: &str = "// @predict-begin";
+const PREDICT_END: &str = "// @predict-end";
+
+/// `src` with the text from `begin` to the end of `end` replaced by `with`.
+fn replace_section(
+    src: &str,
+    begin: &str,
+    end: &str,
+    with: &str,
+    what: &str,
+) -> Result<String, BulkError> {
+    let (Some(a), Some(b)) = (src.find(begin), src.find(end)) else {
+        return Err(BulkError::Gpu(format!(
+            "mpc kernel source lacks its {what}"
+        )));
+    };
+    Ok(format!("{}{with}{}", &src[..a], &src[b + end.len()..]))
+}
+
+/// The WGSL that returns the `Bits` of bytes `b0` .. `b31`, and closes the
+/// function.
+fn bits_of_bytes() -> String {
+    let word = |w: usize| {
+        (0..4)
+            .map(|q| format!("(b{} << {}u)", 4 * w + q, 8 * q))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    format!(
+        "    return Bits(vec4<u32>({}, {}, {}, {}), vec4<u32>({}, {}, {}, {}));\n}}\n",
+        word(0),
+        word(1),
+        word(2),
+        word(3),
+        word(4),
+        word(5),
+        word(6),
+        word(7)
+    )
+}
+
+const RESTORE_BEGIN: &str = "// @restore-begin";
+const RESTORE_END: &str = "// @restore-end";
+
+/// WGSL of `Bits` word k.
+const WORDS: [&str; 8] = [
+    "lo.x", "lo.y", "lo.z", "lo.w", "hi.x", "hi.y", "hi.z", "hi.w",
+];
+
+/// The decompress kernel specialised for `set`: the restoration written
+/// as one function per predictor with its rules as constants (a byte's
+/// base and shift known to the compiler: a few operations a byte instead
+/// of reads and selects by a per-thread index), the block's predictor
+/// picking the result.
+fn specialised_decompress(src: &str, set: &ModelSet) -> Result<String, BulkError> {
+    let mut f = String::from(
+        "// Restoration of the residues r of a block under predictor p, along
+// the trees (every byte after its base): one function per predictor.
+fn restore_bytes(r: Bits, p: u32) -> Bits {
+    var blk = restore_0(r);
+",
+    );
+    for k in 1..set.predictors.len() {
+        f += &format!("    blk = pick(blk, restore_{k}(r), p == {k}u);\n");
+    }
+    f += "    return blk;\n}\n";
+    for (k, pred) in set.predictors.iter().enumerate() {
+        f += &format!("fn restore_{k}(r: Bits) -> Bits {{\n");
+        for &j in &restore_order(&pred.bytes) {
+            let res = format!("((r.{} >> {}u) & 0xffu)", WORDS[j / 4], 8 * (j % 4));
+            f += &match pred.bytes[j] {
+                ByteRule::Root => format!("    let b{j} = {res};\n"),
+                ByteRule::Base { base, shift } => format!(
+                    "    let b{j} = ({res} + (((b{base} << {}u) >> 8u) & 0xffu)) & 0xffu;\n",
+                    8 + shift as i32
+                ),
+            };
+        }
+        f += &bits_of_bytes();
+    }
+    replace_section(src, RESTORE_BEGIN, RESTORE_END, &f, "restoration section")
+}
+
+/// The byte positions in restoration order: every byte after its base (by
+/// depth in its tree, then position). The rules are checked by
+/// [`algo_with`] first (bases in range, no cycle).
+fn restore_order(bytes: &[ByteRule; BLOCK_BYTES]) -> [usize; BLOCK_BYTES] {
+    let depth = |mut at: usize| {
+        let mut d = 0;
+        while let ByteRule::Base { base, .. } = bytes[at] {
+            at = base as usize;
+            d += 1;
+            if d > BLOCK_BYTES {
+                break;
+            }
+        }
+        d
+    };
+    let mut order: [usize; BLOCK_BYTES] = std::array::from_fn(|i| i);
+    order.sort_by_key(|&i| (depth(i), i));
+    order
 }
 
 /// The kernels and tables of `set` (the tables bound as a uniform array
@@ -88,9 +260,10 @@ pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
     )
 }
 
-/// [`algo`] with the tables bound as a uniform array (`uniform`: on
-/// software devices such as llvmpipe a uniform read costs a fraction of a
-/// storage read) or as a storage buffer; both give the same output.
+/// [`algo`] with the tables bound as a uniform array and the kernels
+/// specialised for `set` (`uniform`: on software devices such as llvmpipe
+/// a uniform read costs a fraction of a storage read) or as a storage
+/// buffer with the generic kernels; both give the same output.
 pub fn algo_with(set: &ModelSet, uniform: bool) -> Result<GpuAlgo, BulkError> {
     let bad = |msg: String| BulkError::Config(format!("mpc model set `{}`: {msg}", set.name));
     if set.predictors.is_empty() {
@@ -130,8 +303,7 @@ pub fn algo_with(set: &ModelSet, uniform: bool) -> Result<GpuAlgo, BulkError> {
                 }
             }
         }
-        let mut order: [u8; BLOCK_BYTES] = std::array::from_fn(|i| i as u8);
-        order.sort_by_key(|&i| (depth[i as usize], i));
+        let order = restore_order(&p.bytes).map(|i| i as u8);
         let mut fwd_src = [0u16; STREAM_BITS];
         let mut inv_src = [0u16; STREAM_BITS];
         let mut seen = [false; STREAM_BITS];
@@ -169,12 +341,12 @@ pub fn algo_with(set: &ModelSet, uniform: bool) -> Result<GpuAlgo, BulkError> {
     Ok(GpuAlgo {
         name: "mpc",
         source: if uniform {
-            uniform_tables(COMPRESS_WGSL, tables.len() / 4)?
+            specialised_compress(&uniform_tables(COMPRESS_WGSL, tables.len() / 4)?, set)?
         } else {
             COMPRESS_WGSL.to_string()
         },
         decompress: if uniform {
-            uniform_tables(DECOMPRESS_WGSL, tables.len() / 4)?
+            specialised_decompress(&uniform_tables(DECOMPRESS_WGSL, tables.len() / 4)?, set)?
         } else {
             DECOMPRESS_WGSL.to_string()
         },

@@ -1,6 +1,9 @@
 // MPC compress kernel (docs/spec/mpc.md), one thread per 32-byte block,
-// branch-free word code: no per-bit loop, no dynamically indexed array.
-// Tables per predictor p, at word p * PW (see `bulk::gpu::mpc`):
+// branch-free word code: no per-bit loop, no dynamically indexed array,
+// straight-line code where it can be (llvmpipe runs both sides of a
+// branch that differs between threads).
+// Tables per predictor p, at word p * PW (see `bulk::gpu::mpc`), read as
+// vectors with `tab(p, v)` (words 4v .. 4v + 3):
 //   +0   32 byte rules: base (bits 0..7, 32 = root), shift s (bits 8..11):
 //        pred = ((d[base] << s) >> 8) & 0xff (s = 8 + the model's shift);
 //   +32  forward Beneš network, 15 stages of 8 mask words: the Gray-coded
@@ -22,11 +25,9 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 // @tables-begin (the host may bind the tables as a uniform array instead)
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
-fn tword(i: u32) -> u32 {
-    return tables[i];
-}
-fn tvec(v: u32) -> vec4<u32> {
-    let a = 4u * v;
+// Vector v (words 4v .. 4v + 3) of predictor p's tables.
+fn tab(p: u32, v: u32) -> vec4<u32> {
+    let a = p * PW + 4u * v;
     return vec4<u32>(tables[a], tables[a + 1u], tables[a + 2u], tables[a + 3u]);
 }
 // @tables-end
@@ -34,8 +35,9 @@ fn tvec(v: u32) -> vec4<u32> {
 @group(0) @binding(3) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(4) var<storage, read_write> lens: array<u32>;
 
+// Words per predictor; vector offsets of the forward network.
 const PW: u32 = 280u;
-const FWD: u32 = 32u;
+const FWD: u32 = 8u;
 const FLAG_ZERO: u32 = 1u;
 const FLAG_SAME: u32 = 2u;
 const FLAG_EXACT: u32 = 4u;
@@ -50,10 +52,6 @@ fn bswap(v: u32) -> u32 {
     return (v >> 24u) | ((v >> 8u) & 0xff00u) | ((v << 8u) & 0xff0000u) | (v << 24u);
 }
 
-// Table words at .. at + 3 (at a multiple of 4).
-fn mask4(at: u32) -> vec4<u32> {
-    return tvec(at >> 2u);
-}
 
 // Delta swap at distance d < 32 inside every word with masks ml, mh.
 fn swap_m(x: Bits, ml: vec4<u32>, mh: vec4<u32>, d: u32) -> Bits {
@@ -63,49 +61,49 @@ fn swap_m(x: Bits, ml: vec4<u32>, mh: vec4<u32>, d: u32) -> Bits {
     return Bits(x.lo ^ tl ^ (tl << dv), x.hi ^ th ^ (th << dv));
 }
 
-// The same with the masks at `at`.
-fn swap_in(x: Bits, at: u32, d: u32) -> Bits {
-    return swap_m(x, mask4(at), mask4(at + 4u), d);
+// The same with the masks of stage vectors v, v + 1 of predictor p.
+fn swap_in(x: Bits, p: u32, v: u32, d: u32) -> Bits {
+    return swap_m(x, tab(p, v), tab(p, v + 1u), d);
 }
 
 // Distance 32: words (0,1), (2,3), (4,5), (6,7).
-fn swap32(x: Bits, at: u32) -> Bits {
-    let a = mask4(at);
-    let b = mask4(at + 4u);
+fn swap32(x: Bits, p: u32, v: u32) -> Bits {
+    let a = tab(p, v);
+    let b = tab(p, v + 1u);
     let m = vec4<u32>(a.xz, b.xz);
     let t = (vec4<u32>(x.lo.xz, x.hi.xz) ^ vec4<u32>(x.lo.yw, x.hi.yw)) & m;
     return Bits(x.lo ^ t.xxyy, x.hi ^ t.zzww);
 }
 
 // Distance 64: words (0,2), (1,3), (4,6), (5,7).
-fn swap64(x: Bits, at: u32) -> Bits {
-    let a = mask4(at);
-    let b = mask4(at + 4u);
+fn swap64(x: Bits, p: u32, v: u32) -> Bits {
+    let a = tab(p, v);
+    let b = tab(p, v + 1u);
     let m = vec4<u32>(a.xy, b.xy);
     let t = (vec4<u32>(x.lo.xy, x.hi.xy) ^ vec4<u32>(x.lo.zw, x.hi.zw)) & m;
     return Bits(x.lo ^ t.xyxy, x.hi ^ t.zwzw);
 }
 
 // Distance 128: words (k, k + 4).
-fn swap128(x: Bits, at: u32) -> Bits {
-    let t = (x.lo ^ x.hi) & mask4(at);
+fn swap128(x: Bits, p: u32, v: u32) -> Bits {
+    let t = (x.lo ^ x.hi) & tab(p, v);
     return Bits(x.lo ^ t, x.hi ^ t);
 }
 
-// The first eleven stages of the network at `at`: every bit in its 16-bit
-// group.
-fn net_group(x: Bits, at: u32) -> Bits {
-    var y = swap_in(x, at, 1u);
-    y = swap_in(y, at + 8u, 2u);
-    y = swap_in(y, at + 16u, 4u);
-    y = swap_in(y, at + 24u, 8u);
-    y = swap_in(y, at + 32u, 16u);
-    y = swap32(y, at + 40u);
-    y = swap64(y, at + 48u);
-    y = swap128(y, at + 56u);
-    y = swap64(y, at + 64u);
-    y = swap32(y, at + 72u);
-    return swap_in(y, at + 80u, 16u);
+// The first eleven stages of predictor p's forward network: every bit in
+// its 16-bit group.
+fn net_group(x: Bits, p: u32) -> Bits {
+    var y = swap_in(x, p, FWD, 1u);
+    y = swap_in(y, p, FWD + 2u, 2u);
+    y = swap_in(y, p, FWD + 4u, 4u);
+    y = swap_in(y, p, FWD + 6u, 8u);
+    y = swap_in(y, p, FWD + 8u, 16u);
+    y = swap32(y, p, FWD + 10u);
+    y = swap64(y, p, FWD + 12u);
+    y = swap128(y, p, FWD + 14u);
+    y = swap64(y, p, FWD + 16u);
+    y = swap32(y, p, FWD + 18u);
+    return swap_in(y, p, FWD + 20u, 16u);
 }
 
 // Byte b (0..31; 32 and above: 0) of x.
@@ -121,19 +119,40 @@ fn pred_byte(x: Bits, rule: u32) -> u32 {
     return ((byte_at(x, rule & 0xffu) << ((rule >> 8u) & 0xfu)) >> 8u) & 0xffu;
 }
 
-// Word k of the Gray-coded residues of predictor tables `t`: byte-wise
-// x - pred, then each plane XORed with the plane above.
-fn gray_word(x: Bits, t: u32, k: u32, w: u32) -> u32 {
-    let rl = mask4(t + 4u * k);
-    let y = pred_byte(x, rl.x) | (pred_byte(x, rl.y) << 8u) | (pred_byte(x, rl.z) << 16u) | (pred_byte(x, rl.w) << 24u);
+// @predict-begin (the host may write one function per predictor, its
+// rules as constants)
+// Word k of the prediction of x under predictor p.
+fn pred_word(x: Bits, p: u32, k: u32) -> u32 {
+    let rl = tab(p, k);
+    return pred_byte(x, rl.x) | (pred_byte(x, rl.y) << 8u) | (pred_byte(x, rl.z) << 16u) | (pred_byte(x, rl.w) << 24u);
+}
+
+// The prediction of every byte of x under predictor p.
+fn predict(x: Bits, p: u32) -> Bits {
+    return Bits(
+        vec4<u32>(pred_word(x, p, 0u), pred_word(x, p, 1u), pred_word(x, p, 2u), pred_word(x, p, 3u)),
+        vec4<u32>(pred_word(x, p, 4u), pred_word(x, p, 5u), pred_word(x, p, 6u), pred_word(x, p, 7u)),
+    );
+}
+// @predict-end
+
+// b where c, else a.
+fn pick(a: Bits, b: Bits, c: bool) -> Bits {
+    return Bits(select(a.lo, b.lo, c), select(a.hi, b.hi, c));
+}
+
+// Byte-wise w - y, then each plane XORed with the plane above.
+fn gray_word(w: u32, y: u32) -> u32 {
     let r = ((w | H) - (y & ~H)) ^ ((w ^ ~y) & H);
     return r ^ ((r >> 1u) & 0x7f7f7f7fu);
 }
 
-fn gray(x: Bits, t: u32) -> Bits {
+// The Gray-coded residues of x under predictor p.
+fn gray(x: Bits, p: u32) -> Bits {
+    let y = predict(x, p);
     return Bits(
-        vec4<u32>(gray_word(x, t, 0u, x.lo.x), gray_word(x, t, 1u, x.lo.y), gray_word(x, t, 2u, x.lo.z), gray_word(x, t, 3u, x.lo.w)),
-        vec4<u32>(gray_word(x, t, 4u, x.hi.x), gray_word(x, t, 5u, x.hi.y), gray_word(x, t, 6u, x.hi.z), gray_word(x, t, 7u, x.hi.w)),
+        vec4<u32>(gray_word(x.lo.x, y.lo.x), gray_word(x.lo.y, y.lo.y), gray_word(x.lo.z, y.lo.z), gray_word(x.lo.w, y.lo.w)),
+        vec4<u32>(gray_word(x.hi.x, y.hi.x), gray_word(x.hi.y, y.hi.y), gray_word(x.hi.z, y.hi.z), gray_word(x.hi.w, y.hi.w)),
     );
 }
 
@@ -196,19 +215,13 @@ fn code_bits(y: Bits, zm: u32) -> u32 {
         + word_bits(y.hi.x, 4u, zm) + word_bits(y.hi.y, 5u, zm) + word_bits(y.hi.z, 6u, zm) + word_bits(y.hi.w, 7u, zm);
 }
 
-// Mask words `off ..` of predictor p's tables (p may differ between
-// threads).
-fn pmask4(off: u32, p: u32) -> vec4<u32> {
-    return mask4(p * PW + off);
-}
-
-// The last four stages of predictor p's forward network.
+// The last four stages of predictor p's forward network (p may differ
+// between threads).
 fn finish(x: Bits, p: u32) -> Bits {
-    let at = FWD + 88u;
-    var y = swap_m(x, pmask4(at, p), pmask4(at + 4u, p), 8u);
-    y = swap_m(y, pmask4(at + 8u, p), pmask4(at + 12u, p), 4u);
-    y = swap_m(y, pmask4(at + 16u, p), pmask4(at + 20u, p), 2u);
-    return swap_m(y, pmask4(at + 24u, p), pmask4(at + 28u, p), 1u);
+    var y = swap_in(x, p, FWD + 22u, 8u);
+    y = swap_in(y, p, FWD + 24u, 4u);
+    y = swap_in(y, p, FWD + 26u, 2u);
+    return swap_in(y, p, FWD + 28u, 1u);
 }
 
 // Selection state: the best candidate so far.
@@ -220,8 +233,7 @@ var<private> best_zm: u32;
 // Candidate predictor p: zero-run: key = longest zero run * 32 + zero
 // symbols, first largest; exact: fewest code bits, first smallest.
 fn candidate(x: Bits, p: u32, exact: bool) {
-    let t = p * PW;
-    var g = net_group(gray(x, t), t + FWD);
+    var g = net_group(gray(x, p), p);
     var key = 0u;
     let z = zero_mask(g);
     if (exact) {
@@ -239,32 +251,40 @@ fn candidate(x: Bits, p: u32, exact: bool) {
 }
 
 // Bit writer: `acc` holds `fill` (< 32) pending bits from its MSB down;
-// full words go to the slot at `wat`.
+// the slot's words stay in registers (o0: words 0..3, o1: 4..7, o2: 8)
+// until the end, word `wat` written again at every append (a register
+// select instead of a store per code).
 var<private> acc: u32;
 var<private> fill: u32;
 var<private> wat: u32;
+var<private> o0: vec4<u32>;
+var<private> o1: vec4<u32>;
+var<private> o2: u32;
 
 // Append the low `n` bits of `v` (0 <= n <= 32), MSB first.
 fn put(v: u32, n: u32) {
     let x = select(v & ((1u << (n & 31u)) - 1u), v, n >= 32u);
     let total = fill + n;
-    if (total < 32u) {
-        acc |= select(x << ((32u - total) & 31u), 0u, n == 0u);
-        fill = total;
-    } else {
-        let spill = total - 32u;
-        slots[wat] = acc | (x >> spill);
-        wat += 1u;
-        acc = select(x << ((32u - spill) & 31u), 0u, spill == 0u);
-        fill = spill;
-    }
+    let full = total >= 32u;
+    let hi = acc | select(x << ((32u - total) & 31u), x >> ((total - 32u) & 31u), full);
+    let lo = select(0u, x << ((64u - total) & 31u), total > 32u);
+    let w = vec4<u32>(wat);
+    let hv = vec4<u32>(hi);
+    o0 = select(o0, hv, w == vec4<u32>(0u, 1u, 2u, 3u));
+    o1 = select(o1, hv, w == vec4<u32>(4u, 5u, 6u, 7u));
+    o2 = select(o2, hi, wat == 8u);
+    wat = select(wat, wat + 1u, full);
+    acc = select(hi, lo, full);
+    fill = select(total, total - 32u, full);
 }
 
-fn put_word(w: u32, k: u32, zm: u32) {
+// The codes of the two symbols of word w (symbols 2k, 2k + 1), or (a
+// block of another kind, `words`) `raw` when `whole`, else nothing.
+fn put_word(w: u32, k: u32, zm: u32, words: bool, raw: u32, whole: bool) {
     let a = code_of(w & 0xffffu, 2u * k, zm);
-    put(a.x, a.y);
+    put(select(a.x, raw, words), select(a.y, select(0u, 32u, whole), words));
     let b = code_of(w >> 16u, 2u * k + 1u, zm);
-    put(b.x, b.y);
+    put(b.x, select(b.y, 0u, words));
 }
 
 @compute @workgroup_size(64)
@@ -286,63 +306,61 @@ fn compress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let zero_ok = (flags & FLAG_ZERO) != 0u && ored == 0u;
     let same_ok = (flags & FLAG_SAME) != 0u && differ == 0u;
     let same_id = flags & FLAG_ZERO;
+    // @exact (the host may write the rule as a constant)
     let exact = (flags & FLAG_EXACT) != 0u;
-    // kind: 0 zero block, 1 same words, 2 predictor, 3 raw
-    var kind = 2u;
+    // every candidate is evaluated whatever the block
     best = 0u;
-    if (zero_ok) {
-        kind = 0u;
-    } else if (!exact && same_ok) {
-        kind = 1u;
-    } else {
-        best_key = 0u;
-        for (var p = 0u; p < params.np; p++) {
-            candidate(x, p, exact);
-        }
-        if (exact && same_ok && 32u <= 0xffffffffu - best_key) {
-            kind = 1u;
-        }
-        if (!exact) {
-            best_y = finish(best_y, best);
-        }
-        if (kind == 2u && code_bits(best_y, best_zm) >= 256u) {
-            kind = 3u;
-        }
+    best_key = 0u;
+    // @candidates-begin (the host may write one call per predictor)
+    for (var p = 0u; p < params.np; p++) {
+        candidate(x, p, exact);
     }
+    // @candidates-end
+    if (!exact) {
+        best_y = finish(best_y, best);
+    }
+    // kind: 0 zero block, 1 same words, 2 predictor, 3 raw
+    var kind = select(2u, 3u, code_bits(best_y, best_zm) >= 256u);
+    kind = select(kind, 1u, same_ok && (!exact || 32u <= 0xffffffffu - best_key));
+    kind = select(kind, 0u, zero_ok);
     acc = 0u;
     fill = 0u;
-    wat = i * params.slot_words;
-    let h = params.h;
-    if (kind == 0u) {
-        put(0u, h);
-    } else if (kind == 1u) {
-        put(same_id, h);
-        put(bswap(x.lo.x), 32u);
-    } else if (kind == 3u) {
-        put(params.raw_id, h);
-        put(bswap(x.lo.x), 32u);
-        put(bswap(x.lo.y), 32u);
-        put(bswap(x.lo.z), 32u);
-        put(bswap(x.lo.w), 32u);
-        put(bswap(x.hi.x), 32u);
-        put(bswap(x.hi.y), 32u);
-        put(bswap(x.hi.z), 32u);
-        put(bswap(x.hi.w), 32u);
-    } else {
-        put(params.pred_id0 + best, h);
-        let y = best_y;
-        let zm = best_zm;
-        put_word(y.lo.x, 0u, zm);
-        put_word(y.lo.y, 1u, zm);
-        put_word(y.lo.z, 2u, zm);
-        put_word(y.lo.w, 3u, zm);
-        put_word(y.hi.x, 4u, zm);
-        put_word(y.hi.y, 5u, zm);
-        put_word(y.hi.z, 6u, zm);
-        put_word(y.hi.w, 7u, zm);
-    }
-    if (fill != 0u) {
-        slots[wat] = acc;
-    }
-    lens[i] = (wat - i * params.slot_words) * 32u + fill;
+    wat = 0u;
+    o0 = vec4<u32>(0u);
+    o1 = vec4<u32>(0u);
+    o2 = 0u;
+    var id = params.pred_id0 + best;
+    id = select(id, params.raw_id, kind == 3u);
+    id = select(id, same_id, kind == 1u);
+    id = select(id, 0u, kind == 0u);
+    put(id, params.h);
+    // after the ID: a predictor's codes, the raw block's eight words, the
+    // same-words block's word, nothing for a zero block
+    let words = kind != 2u;
+    let all = kind == 3u;
+    let zm = best_zm;
+    let y = best_y;
+    put_word(y.lo.x, 0u, zm, words, bswap(x.lo.x), all || kind == 1u);
+    put_word(y.lo.y, 1u, zm, words, bswap(x.lo.y), all);
+    put_word(y.lo.z, 2u, zm, words, bswap(x.lo.z), all);
+    put_word(y.lo.w, 3u, zm, words, bswap(x.lo.w), all);
+    put_word(y.hi.x, 4u, zm, words, bswap(x.hi.x), all);
+    put_word(y.hi.y, 5u, zm, words, bswap(x.hi.y), all);
+    put_word(y.hi.z, 6u, zm, words, bswap(x.hi.z), all);
+    put_word(y.hi.w, 7u, zm, words, bswap(x.hi.w), all);
+    // the last word, when the last code began it
+    put(0u, 0u);
+    // a slot is nine words for every model set (the raw escape: an ID of
+    // at most 8 bits and 256 bits)
+    let base = i * params.slot_words;
+    slots[base] = o0.x;
+    slots[base + 1u] = o0.y;
+    slots[base + 2u] = o0.z;
+    slots[base + 3u] = o0.w;
+    slots[base + 4u] = o1.x;
+    slots[base + 5u] = o1.y;
+    slots[base + 6u] = o1.z;
+    slots[base + 7u] = o1.w;
+    slots[base + 8u] = o2;
+    lens[i] = wat * 32u + fill;
 }

@@ -4,7 +4,11 @@
 // `decompress_at` does; status 0 only when every block decodes and the
 // blocks use exactly the segment's bits. Table layout as in
 // mpc_compress.wgsl; the inverse network takes the symbols back to the
-// Gray-coded residues.
+// Gray-coded residues. Every block is decoded by one loop over its codes
+// (a predictor's Table-1 codes, the raw escape's eight words, the
+// same-words block's word) and stored once: llvmpipe runs both sides of a
+// branch that differs between threads, so separate paths per kind would
+// all run, each with its own payload reads and stores.
 
 struct Params {
     n: u32,
@@ -19,12 +23,14 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 // @tables-begin (the host may bind the tables as a uniform array instead)
 @group(0) @binding(1) var<storage, read> tables: array<u32>;
+// Vector v (words 4v .. 4v + 3) of predictor p's tables.
+fn tab(p: u32, v: u32) -> vec4<u32> {
+    let a = p * PW + 4u * v;
+    return vec4<u32>(tables[a], tables[a + 1u], tables[a + 2u], tables[a + 3u]);
+}
+// Word i of the tables.
 fn tword(i: u32) -> u32 {
     return tables[i];
-}
-fn tvec(v: u32) -> vec4<u32> {
-    let a = 4u * v;
-    return vec4<u32>(tables[a], tables[a + 1u], tables[a + 2u], tables[a + 3u]);
 }
 // @tables-end
 @group(0) @binding(2) var<storage, read> payload: array<u32>;
@@ -32,43 +38,39 @@ fn tvec(v: u32) -> vec4<u32> {
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> status: array<u32>;
 
+// Words per predictor; vector offset of the inverse network, word offset
+// of the restore order.
 const PW: u32 = 280u;
-const INV: u32 = 152u;
+const INV: u32 = 38u;
 const ORD: u32 = 272u;
 const FLAG_ZERO: u32 = 1u;
 const FLAG_SAME: u32 = 2u;
-const BAD: u32 = 0xffffffffu;
 
 fn bswap(v: u32) -> u32 {
     return (v >> 24u) | ((v >> 8u) & 0xff00u) | ((v << 8u) & 0xff0000u) | (v << 24u);
 }
 
-// Stream reader: the two payload words (as MSB-first stream words) that
-// hold the 32 bits at a position, cached by word index.
+// Stream reader: the stream words c_at (c_hi) and c_at + 1 (c_lo), MSB
+// first. `sync` moves it one word on when `pos` has reached c_lo, with one
+// payload read whether it moves or not (codes are at most 32 bits, so
+// `pos` never passes c_lo).
 var<private> c_at: u32;
 var<private> c_hi: u32;
 var<private> c_lo: u32;
 
-// The 32 stream bits at `pos` (bits past the payload read as 0: the host
-// pads it).
-fn peek(pos: u32) -> u32 {
-    let j = pos >> 5u;
-    if (j != c_at) {
-        if (j == c_at + 1u) {
-            c_hi = c_lo;
-        } else {
-            c_hi = bswap(payload[j]);
-        }
-        c_lo = bswap(payload[j + 1u]);
-        c_at = j;
-    }
-    let s = pos & 31u;
-    return select((c_hi << s) | (c_lo >> ((32u - s) & 31u)), c_hi, s == 0u);
+fn sync(pos: u32) {
+    let next = bswap(payload[c_at + 2u]);
+    let step = (pos >> 5u) != c_at;
+    c_hi = select(c_hi, c_lo, step);
+    c_lo = select(c_lo, next, step);
+    c_at = select(c_at, c_at + 1u, step);
 }
 
-// The `n` bits (0 <= n <= 32) at `pos`.
-fn take(pos: u32, n: u32) -> u32 {
-    return select(peek(pos) >> ((32u - n) & 31u), 0u, n == 0u);
+// The 32 stream bits at `pos` (after `sync(pos)`; bits past the payload
+// read as 0: the host pads it).
+fn peek(pos: u32) -> u32 {
+    let s = pos & 31u;
+    return select((c_hi << s) | (c_lo >> ((32u - s) & 31u)), c_hi, s == 0u);
 }
 
 struct Bits {
@@ -76,15 +78,9 @@ struct Bits {
     hi: vec4<u32>,
 }
 
-// Table words at .. at + 3 (at a multiple of 4).
-fn mask4(at: u32) -> vec4<u32> {
-    return tvec(at >> 2u);
-}
-
-// Mask words `off ..` of predictor p's tables (p may differ between
-// threads).
-fn pmask4(off: u32, p: u32) -> vec4<u32> {
-    return mask4(p * PW + off);
+// b where c, else a.
+fn pick(a: Bits, b: Bits, c: bool) -> Bits {
+    return Bits(select(a.lo, b.lo, c), select(a.hi, b.hi, c));
 }
 
 // In-word delta swap at distance d with masks ml, mh.
@@ -95,23 +91,23 @@ fn swap_m(x: Bits, ml: vec4<u32>, mh: vec4<u32>, d: u32) -> Bits {
     return Bits(x.lo ^ tl ^ (tl << dv), x.hi ^ th ^ (th << dv));
 }
 
-// In-word stage at `off` of predictor p's inverse network.
-fn inv_in(x: Bits, off: u32, p: u32, d: u32) -> Bits {
-    return swap_m(x, pmask4(INV + off, p), pmask4(INV + off + 4u, p), d);
+// In-word stage s of predictor p's inverse network.
+fn inv_in(x: Bits, p: u32, s: u32, d: u32) -> Bits {
+    return swap_m(x, tab(p, INV + 2u * s), tab(p, INV + 2u * s + 1u), d);
 }
 
-// Stage at `off` of distance 32 (words (0,1), (2,3), ...).
-fn inv32(x: Bits, off: u32, p: u32) -> Bits {
-    let a = pmask4(INV + off, p);
-    let b = pmask4(INV + off + 4u, p);
+// Stage s, distance 32 (words (0,1), (2,3), ...).
+fn inv32(x: Bits, p: u32, s: u32) -> Bits {
+    let a = tab(p, INV + 2u * s);
+    let b = tab(p, INV + 2u * s + 1u);
     let t = (vec4<u32>(x.lo.xz, x.hi.xz) ^ vec4<u32>(x.lo.yw, x.hi.yw)) & vec4<u32>(a.xz, b.xz);
     return Bits(x.lo ^ t.xxyy, x.hi ^ t.zzww);
 }
 
-// Stage at `off` of distance 64 (words (0,2), (1,3), ...).
-fn inv64(x: Bits, off: u32, p: u32) -> Bits {
-    let a = pmask4(INV + off, p);
-    let b = pmask4(INV + off + 4u, p);
+// Stage s, distance 64 (words (0,2), (1,3), ...).
+fn inv64(x: Bits, p: u32, s: u32) -> Bits {
+    let a = tab(p, INV + 2u * s);
+    let b = tab(p, INV + 2u * s + 1u);
     let t = (vec4<u32>(x.lo.xy, x.hi.xy) ^ vec4<u32>(x.lo.zw, x.hi.zw)) & vec4<u32>(a.xy, b.xy);
     return Bits(x.lo ^ t.xyxy, x.hi ^ t.zwzw);
 }
@@ -119,22 +115,22 @@ fn inv64(x: Bits, off: u32, p: u32) -> Bits {
 // Predictor p's inverse network (all 15 stages): symbols to Gray-coded
 // residues.
 fn inv_net(x: Bits, p: u32) -> Bits {
-    var y = inv_in(x, 0u, p, 1u);
-    y = inv_in(y, 8u, p, 2u);
-    y = inv_in(y, 16u, p, 4u);
-    y = inv_in(y, 24u, p, 8u);
-    y = inv_in(y, 32u, p, 16u);
-    y = inv32(y, 40u, p);
-    y = inv64(y, 48u, p);
-    let t = (y.lo ^ y.hi) & pmask4(INV + 56u, p);
+    var y = inv_in(x, p, 0u, 1u);
+    y = inv_in(y, p, 1u, 2u);
+    y = inv_in(y, p, 2u, 4u);
+    y = inv_in(y, p, 3u, 8u);
+    y = inv_in(y, p, 4u, 16u);
+    y = inv32(y, p, 5u);
+    y = inv64(y, p, 6u);
+    let t = (y.lo ^ y.hi) & tab(p, INV + 14u);
     y = Bits(y.lo ^ t, y.hi ^ t);
-    y = inv64(y, 64u, p);
-    y = inv32(y, 72u, p);
-    y = inv_in(y, 80u, p, 16u);
-    y = inv_in(y, 88u, p, 8u);
-    y = inv_in(y, 96u, p, 4u);
-    y = inv_in(y, 104u, p, 2u);
-    return inv_in(y, 112u, p, 1u);
+    y = inv64(y, p, 8u);
+    y = inv32(y, p, 9u);
+    y = inv_in(y, p, 10u, 16u);
+    y = inv_in(y, p, 11u, 8u);
+    y = inv_in(y, p, 12u, 4u);
+    y = inv_in(y, p, 13u, 2u);
+    return inv_in(y, p, 14u, 1u);
 }
 
 // Byte b (0..31; 32 and above: 0) of x.
@@ -146,65 +142,12 @@ fn byte_at(x: Bits, b: u32) -> u32 {
     return select((w >> ((b & 3u) * 8u)) & 0xffu, 0u, k >= 8u);
 }
 
-// Decoded symbols (symbol m in bits 16m .. of `sym`).
-var<private> sym: Bits;
-
-// Table-1 codes from `start` until 16 symbols are complete, none past
-// `lim`; returns the position after the last code, or BAD.
-fn decode_symbols(start: u32, lim: u32) -> u32 {
-    sym = Bits(vec4<u32>(0u), vec4<u32>(0u));
-    var pos = start;
-    var m = 0u;
-    let lanes = vec4<u32>(0u, 1u, 2u, 3u);
-    while (m < 16u) {
-        let w = peek(pos);
-        let sel = (w >> 28u) & 3u;
-        let f = (w >> 25u) & 0xfu;
-        let q = (w >> 24u) & 0xfu;
-        // 00xx: 0000 two ones (8), 0001 low byte (12), 0010 high byte
-        // (12), 0011 one zero (4)
-        var len = select(select(8u, 12u, sel != 0u), 4u, sel == 3u);
-        var val = select(select(select(0xc000u >> q, (w >> 20u) & 0xffu, sel == 1u), ((w >> 20u) & 0xffu) << 8u, sel == 2u), 0u, sel == 3u);
-        var cnt = 1u;
-        var bad = sel == 0u && q == 15u;
-        // 01: 011 one one (7), 010 zero run (7)
-        let b01 = (w >> 30u) == 1u;
-        let single = ((w >> 29u) & 1u) == 1u;
-        len = select(len, 7u, b01);
-        val = select(val, select(0u, 0x8000u >> f, single), b01);
-        cnt = select(cnt, f, b01 && !single);
-        bad = select(bad, !single && f < 2u, b01);
-        // 1: uncompressed (17)
-        let b1 = (w >> 31u) == 1u;
-        len = select(len, 17u, b1);
-        val = select(val, (w >> 15u) & 0xffffu, b1);
-        cnt = select(cnt, 1u, b1);
-        bad = bad && !b1;
-        if (bad || len > lim - pos || m + cnt > 16u) {
-            return BAD;
-        }
-        let v = vec4<u32>(val << (16u * (m & 1u)));
-        let k = vec4<u32>(m >> 1u);
-        sym.lo |= select(vec4<u32>(0u), v, k == lanes);
-        sym.hi |= select(vec4<u32>(0u), v, k == lanes + vec4<u32>(4u));
-        m += cnt;
-        pos += len;
-    }
-    return pos;
-}
-
-// The block of `sym` under predictor p: the inverse network, the inverse
-// Gray code per byte, restoration along the trees (every byte after its
-// base).
-fn restore(p: u32) -> Bits {
+// @restore-begin (the host may write one function per predictor, its
+// rules as constants)
+// Restoration of the residues r of a block under predictor p, along the
+// trees (every byte after its base).
+fn restore_bytes(r: Bits, p: u32) -> Bits {
     let t = p * PW;
-    var r = inv_net(sym, p);
-    r.lo ^= (r.lo >> vec4<u32>(1u)) & vec4<u32>(0x7f7f7f7fu);
-    r.hi ^= (r.hi >> vec4<u32>(1u)) & vec4<u32>(0x7f7f7f7fu);
-    r.lo ^= (r.lo >> vec4<u32>(2u)) & vec4<u32>(0x3f3f3f3fu);
-    r.hi ^= (r.hi >> vec4<u32>(2u)) & vec4<u32>(0x3f3f3f3fu);
-    r.lo ^= (r.lo >> vec4<u32>(4u)) & vec4<u32>(0x0f0f0f0fu);
-    r.hi ^= (r.hi >> vec4<u32>(4u)) & vec4<u32>(0x0f0f0f0fu);
     var blk = Bits(vec4<u32>(0u), vec4<u32>(0u));
     let lanes = vec4<u32>(0u, 1u, 2u, 3u);
     for (var q = 0u; q < 32u; q++) {
@@ -218,61 +161,19 @@ fn restore(p: u32) -> Bits {
     }
     return blk;
 }
+// @restore-end
 
-fn put_block(ob: u32, x: Bits) {
-    out[ob] = x.lo.x;
-    out[ob + 1u] = x.lo.y;
-    out[ob + 2u] = x.lo.z;
-    out[ob + 3u] = x.lo.w;
-    out[ob + 4u] = x.hi.x;
-    out[ob + 5u] = x.hi.y;
-    out[ob + 6u] = x.hi.z;
-    out[ob + 7u] = x.hi.w;
-}
-
-// Decode the block at `start` with no bit at or past `lim` into block b of
-// `out`; returns the bits used, or BAD.
-fn decode_block(start: u32, lim: u32, b: u32) -> u32 {
-    let h = params.h;
-    if (h > lim - start) {
-        return BAD;
-    }
-    let id = take(start, h);
-    let pos = start + h;
-    let room = lim - pos;
-    let nz = params.flags & FLAG_ZERO;
-    let ns = (params.flags & FLAG_SAME) >> 1u;
-    let ob = b * 8u;
-    if (id > params.raw_id) {
-        return BAD;
-    }
-    if (id < nz) {
-        put_block(ob, Bits(vec4<u32>(0u), vec4<u32>(0u)));
-        return h;
-    }
-    if (id < nz + ns) {
-        if (room < 32u) {
-            return BAD;
-        }
-        let v = vec4<u32>(bswap(peek(pos)));
-        put_block(ob, Bits(v, v));
-        return h + 32u;
-    }
-    if (id == params.raw_id) {
-        if (room < 256u) {
-            return BAD;
-        }
-        let a = vec4<u32>(bswap(peek(pos)), bswap(peek(pos + 32u)), bswap(peek(pos + 64u)), bswap(peek(pos + 96u)));
-        let c = vec4<u32>(bswap(peek(pos + 128u)), bswap(peek(pos + 160u)), bswap(peek(pos + 192u)), bswap(peek(pos + 224u)));
-        put_block(ob, Bits(a, c));
-        return h + 256u;
-    }
-    let after = decode_symbols(pos, lim);
-    if (after == BAD) {
-        return BAD;
-    }
-    put_block(ob, restore(id - params.pred_id0));
-    return after - start;
+// The block of symbols `sym` under predictor p: the inverse network, the
+// inverse Gray code per byte, the restoration.
+fn restore(sym: Bits, p: u32) -> Bits {
+    var r = inv_net(sym, p);
+    r.lo ^= (r.lo >> vec4<u32>(1u)) & vec4<u32>(0x7f7f7f7fu);
+    r.hi ^= (r.hi >> vec4<u32>(1u)) & vec4<u32>(0x7f7f7f7fu);
+    r.lo ^= (r.lo >> vec4<u32>(2u)) & vec4<u32>(0x3f3f3f3fu);
+    r.hi ^= (r.hi >> vec4<u32>(2u)) & vec4<u32>(0x3f3f3f3fu);
+    r.lo ^= (r.lo >> vec4<u32>(4u)) & vec4<u32>(0x0f0f0f0fu);
+    r.hi ^= (r.hi >> vec4<u32>(4u)) & vec4<u32>(0x0f0f0f0fu);
+    return restore_bytes(r, p);
 }
 
 @compute @workgroup_size(64)
@@ -285,20 +186,99 @@ fn decompress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let end = seg.x + seg.y;
     var pos = seg.x;
     var bad = 0u;
-    // no cached word yet (never equal to a word index or one below it)
-    c_at = 0xfffffffeu;
+    c_at = pos >> 5u;
+    c_hi = bswap(payload[c_at]);
+    c_lo = bswap(payload[c_at + 1u]);
+    let h = params.h;
+    let nz = params.flags & FLAG_ZERO;
+    let ns = (params.flags & FLAG_SAME) >> 1u;
+    let lanes = vec4<u32>(0u, 1u, 2u, 3u);
     for (var b = seg.z; b < seg.z + seg.w; b++) {
-        let avail = min(end - pos, params.max_bits);
-        if (avail == 0u) {
+        // each block at most min(bits left, max_bits)
+        let lim = pos + min(end - pos, params.max_bits);
+        if (lim == pos) {
             bad = 1u;
             break;
         }
-        let used = decode_block(pos, pos + avail, b);
-        if (used == BAD) {
+        if (h > lim - pos) {
             bad = 2u;
             break;
         }
-        pos += used;
+        sync(pos);
+        let id = select(peek(pos) >> ((32u - h) & 31u), 0u, h == 0u);
+        pos += h;
+        if (id > params.raw_id) {
+            bad = 2u;
+            break;
+        }
+        let is_zero = id < nz;
+        let is_same = !is_zero && id < nz + ns;
+        let is_raw = id == params.raw_id;
+        // a predictor's block: Table-1 codes until 16 symbols; the raw
+        // escape: eight 32-bit words; same words: one word (in the
+        // places of 16 symbols); a zero block: nothing
+        let words = is_same || is_raw;
+        var sym = Bits(vec4<u32>(0u), vec4<u32>(0u));
+        var m = select(0u, 16u, is_zero);
+        var fail = false;
+        while (m < 16u) {
+            sync(pos);
+            let w = peek(pos);
+            let sel = (w >> 28u) & 3u;
+            let f = (w >> 25u) & 0xfu;
+            let q = (w >> 24u) & 0xfu;
+            // 00xx: 0000 two ones (8), 0001 low byte (12), 0010 high byte
+            // (12), 0011 one zero (4)
+            var len = select(select(8u, 12u, sel != 0u), 4u, sel == 3u);
+            var val = select(select(select(0xc000u >> q, (w >> 20u) & 0xffu, sel == 1u), ((w >> 20u) & 0xffu) << 8u, sel == 2u), 0u, sel == 3u);
+            var cnt = 1u;
+            var bad_code = sel == 0u && q == 15u;
+            // 01: 011 one one (7), 010 zero run (7)
+            let b01 = (w >> 30u) == 1u;
+            let single = ((w >> 29u) & 1u) == 1u;
+            len = select(len, 7u, b01);
+            val = select(val, select(0u, 0x8000u >> f, single), b01);
+            cnt = select(cnt, f, b01 && !single);
+            bad_code = select(bad_code, !single && f < 2u, b01);
+            // 1: uncompressed (17)
+            let b1 = (w >> 31u) == 1u;
+            len = select(len, 17u, b1);
+            val = select(val, (w >> 15u) & 0xffffu, b1);
+            cnt = select(cnt, 1u, b1);
+            bad_code = bad_code && !b1;
+            // a word of the raw escape or of same words
+            len = select(len, 32u, words);
+            val = select(val, bswap(w), words);
+            cnt = select(cnt, select(2u, 16u, is_same), words);
+            bad_code = bad_code && !words;
+            if (bad_code || len > lim - pos || m + cnt > 16u) {
+                fail = true;
+                break;
+            }
+            let v = vec4<u32>(val << (16u * (m & 1u)));
+            let k = vec4<u32>(m >> 1u);
+            sym.lo |= select(vec4<u32>(0u), v, k == lanes);
+            sym.hi |= select(vec4<u32>(0u), v, k == lanes + vec4<u32>(4u));
+            m += cnt;
+            pos += len;
+        }
+        if (fail) {
+            bad = 2u;
+            break;
+        }
+        var blk = pick(restore(sym, id - params.pred_id0), sym, words);
+        let v0 = vec4<u32>(sym.lo.x);
+        blk = pick(blk, Bits(v0, v0), is_same);
+        blk = pick(blk, Bits(vec4<u32>(0u), vec4<u32>(0u)), is_zero);
+        let ob = b * 8u;
+        out[ob] = blk.lo.x;
+        out[ob + 1u] = blk.lo.y;
+        out[ob + 2u] = blk.lo.z;
+        out[ob + 3u] = blk.lo.w;
+        out[ob + 4u] = blk.hi.x;
+        out[ob + 5u] = blk.hi.y;
+        out[ob + 6u] = blk.hi.z;
+        out[ob + 7u] = blk.hi.w;
     }
     if (bad == 0u && pos != end) {
         bad = 3u;
