@@ -5,8 +5,8 @@
 //! input each by default), and the parts go through a pipeline of
 //! [`GpuEngine::in_flight`] buffer sets: while the device copies and codes
 //! part p, the host fills the mapped upload buffer of part p+1 and copies
-//! the results of part p-1 out of its mapped readback buffers. Each part is
-//! one submission:
+//! the results of part p-1 out of its mapped readback buffer. Each part is
+//! one submission, and maps one upload and one readback buffer once each:
 //!
 //! * compress: upload the blocks; `compress` (one thread per block: code
 //!   into a slot, length); `chunk_scan` (one workgroup per chunk: block
@@ -15,11 +15,15 @@
 //!   the part's output at their places); download the chunk bit counts and
 //!   byte offsets and the packed output (its worst-case size, so that no
 //!   second round trip waits for the actual size; the host copies only the
-//!   actual bytes out of the mapped buffer).
+//!   actual bytes out of the mapped buffer), all into one readback buffer.
 //! * decompress: the host reads the chunks' length tables into decoding
 //!   segments (one block, one group, or a whole chunk without a table);
-//!   upload the payloads and segments; `decompress` (one thread per
-//!   segment); download the blocks and the segment statuses.
+//!   upload the payloads and segments (staged in one buffer); `decompress`
+//!   (one thread per segment); download the segment statuses and the
+//!   blocks (into one buffer).
+//!
+//! [`GpuEngine::transfer_window`] runs the same parts and waits with the
+//! copies alone (no kernel): the bench's measure of the host path.
 //!
 //! With one set in flight the phases are separated by waits and timed one
 //! by one (upload, kernels, download): the bench's split. Device buffers
