@@ -280,11 +280,88 @@ pub(crate) fn codes(symbols: &[u16; SYMBOLS], zero_mask: u16) -> ([u32; SYMBOLS]
     (vals, lens)
 }
 
+/// [`super::best_zero_run`] of the first `n` of `masks` (the others zero),
+/// all lanes at once: the longest run of ones by binary search on
+/// "positions starting a run of at least L ones" (`R(a + b) = R(a) &
+/// (R(b) >> a)`), the count by popcount.
+#[inline]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512bitalg")]
+pub(crate) fn best_zero_run(masks: &[u16; 32], n: usize) -> usize {
+    // SAFETY: 64 readable bytes; unaligned load.
+    let x = unsafe { _mm512_loadu_si512(masks.as_ptr() as *const __m512i) };
+    let r2 = _mm512_and_si512(x, _mm512_srli_epi16::<1>(x));
+    let r4 = _mm512_and_si512(r2, _mm512_srli_epi16::<2>(r2));
+    let r8 = _mm512_and_si512(r4, _mm512_srli_epi16::<4>(r4));
+    let mut starts = _mm512_set1_epi16(-1);
+    let mut len = _mm512_setzero_si512();
+    for (r, step) in [(r8, 8), (r4, 4), (r2, 2), (x, 1)] {
+        let longer = _mm512_and_si512(starts, _mm512_srlv_epi16(r, len));
+        let found = _mm512_test_epi16_mask(longer, longer);
+        starts = _mm512_mask_mov_epi16(starts, found, longer);
+        len = _mm512_mask_add_epi16(len, found, len, _mm512_set1_epi16(step));
+    }
+    // all 16 (the search stops at 15)
+    let full = _mm512_cmpeq_epi16_mask(x, _mm512_set1_epi16(-1));
+    len = _mm512_mask_mov_epi16(len, full, _mm512_set1_epi16(16));
+    let key = _mm512_or_si512(_mm512_slli_epi16::<8>(len), _mm512_popcnt_epi16(x));
+    let mut keys = [0u16; 32];
+    // SAFETY: 64 writable bytes; unaligned store.
+    unsafe { _mm512_storeu_si512(keys.as_mut_ptr() as *mut __m512i, key) };
+    let mut best = 0;
+    for i in 1..n.min(32) {
+        if keys[i] > keys[best] {
+            best = i;
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::emit::nonzero_code;
     use super::super::Kernel;
     use super::*;
+
+    /// The keys and the first best equal the portable selection's.
+    #[test]
+    fn best_zero_run_equals_the_portable_one() {
+        if !Kernel::Avx512.available() {
+            return;
+        }
+        // every mask against the all-zero mask and against its neighbour
+        for m in 0..=u16::MAX {
+            for pair in [
+                [0, m],
+                [m, 0],
+                [m, m.wrapping_add(1)],
+                [m.rotate_left(3), m],
+            ] {
+                let mut masks = [0u16; 32];
+                masks[..2].copy_from_slice(&pair);
+                let want = super::super::best_zero_run(pair.iter().copied());
+                // SAFETY: the CPU has the kernel's features (checked above).
+                assert_eq!(
+                    unsafe { best_zero_run(&masks, 2) },
+                    want,
+                    "masks {pair:04x?}"
+                );
+            }
+        }
+        let mut masks = [0u16; 32];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            let n = 1 + (seed % 32) as usize;
+            for m in masks.iter_mut().take(n) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                *m = (seed >> 20) as u16 & (seed >> 40) as u16;
+            }
+            let want = super::super::best_zero_run(masks[..n].iter().copied());
+            // SAFETY: as above.
+            assert_eq!(unsafe { best_zero_run(&masks, n) }, want, "{n} masks");
+        }
+    }
 
     /// Every nonzero symbol's code and every zero mask's run codes equal
     /// the portable emitter's.

@@ -107,6 +107,24 @@ impl Kernel {
 /// with room to spare.
 pub const WRITE_BYTES: usize = 48;
 
+/// Zero masks the zero-run selection scores at once (more predictors take
+/// the portable loop).
+const BEST_LANES: usize = 32;
+
+/// The first predictor with the largest zero-run key (longest run of zero
+/// symbols, then number of zero symbols), given the zero masks in order:
+/// what [`select::choose`] picks under zero-run.
+fn best_zero_run(masks: impl Iterator<Item = u16>) -> usize {
+    let mut best = (0, 0u16);
+    for (i, m) in masks.enumerate() {
+        let key = (select::longest_run_of_ones(m) as u16) << 8 | m.count_ones() as u16;
+        if i == 0 || key > best.1 {
+            best = (i, key);
+        }
+    }
+    best.0
+}
+
 /// A model set prepared for fast compression and decompression.
 pub struct MpcCodec {
     set: ModelSet,
@@ -223,6 +241,7 @@ impl MpcCodec {
                 |i, b| scalar::grouped(&self.tables[i], b),
                 |i, g| scalar::finish(&self.tables[i], g),
                 emit::put_symbols,
+                |masks, n| best_zero_run(masks[..n].iter().copied()),
             ),
         }
     }
@@ -239,6 +258,7 @@ impl MpcCodec {
             |i, b| avx2::grouped(&self.vectors[i], b),
             |i, g| avx2::finish(&self.vectors[i], g),
             emit::put_symbols,
+            |masks, n| best_zero_run(masks[..n].iter().copied()),
         )
     }
 
@@ -266,6 +286,7 @@ impl MpcCodec {
                 let (vals, lens) = unsafe { avx512::codes(s, zero_mask) };
                 emit::put_fields(w, &vals, &lens)
             },
+            |masks, n| avx512::best_zero_run(masks, n),
         )
     }
 
@@ -280,6 +301,7 @@ impl MpcCodec {
         grouped: impl Fn(usize, &[u8; BLOCK_BYTES]) -> ([u16; SYMBOLS], u16),
         finish: impl Fn(usize, &[u16; SYMBOLS]) -> [u16; SYMBOLS],
         emit: impl Fn(&mut SliceWriter<'_>, &[u16; SYMBOLS], u16) -> u32,
+        best: impl Fn(&[u16; BEST_LANES], usize) -> usize,
     ) -> (u32, usize) {
         let set = &self.set;
         let h = self.header_bits;
@@ -310,24 +332,43 @@ impl MpcCodec {
             symbols_heap.resize(n, [0u16; SYMBOLS]);
             (&mut scores_heap, &mut symbols_heap)
         };
+        // zero-run reads only the zero masks: their keys come after the loop
+        let mut masks = [0u16; BEST_LANES];
         for (i, (score, symbols)) in scores.iter_mut().zip(all_symbols.iter_mut()).enumerate() {
             let (s, zero_mask) = grouped(i, block);
             *symbols = s;
             *score = match set.selection {
-                // zero-run reads only the zero mask
-                Selection::ZeroRun => CandidateScore {
-                    zero_mask,
-                    longest_zero_run: select::longest_run_of_ones(zero_mask),
-                    zero_count: zero_mask.count_ones() as u8,
-                    code_bits: 0,
-                },
+                Selection::ZeroRun => {
+                    if let Some(m) = masks.get_mut(i) {
+                        *m = zero_mask;
+                    }
+                    CandidateScore {
+                        zero_mask,
+                        ..CandidateScore::default()
+                    }
+                }
                 Selection::Exact => {
                     *symbols = finish(i, symbols);
                     CandidateScore::of(symbols)
                 }
             };
         }
-        match select::choose(set, block, scores) {
+        let choice = match set.selection {
+            // `select::choose` under zero-run (the zero block is handled
+            // above): same words, else the first predictor of the largest
+            // key
+            Selection::ZeroRun => {
+                if set.custom.same_words && select::is_same_words(block) {
+                    Choice::SameWords
+                } else if n <= BEST_LANES {
+                    Choice::Predictor(best(&masks, n))
+                } else {
+                    Choice::Predictor(best_zero_run(scores.iter().map(|s| s.zero_mask)))
+                }
+            }
+            Selection::Exact => select::choose(set, block, scores),
+        };
+        match choice {
             Choice::ZeroBlock => raw(buf, 0, &[]),
             Choice::SameWords => raw(buf, set.same_words_id().unwrap_or(0), &block[0..4]),
             Choice::Predictor(i) => {
