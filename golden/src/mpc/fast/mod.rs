@@ -292,6 +292,8 @@ impl MpcCodec {
 
     /// The compressor, given the kernel's stages 1-4 (`grouped` then
     /// `finish`, see [`avx2::grouped`]).
+    // the block, the output and the kernel's four steps
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn compress_with(
         &self,
