@@ -96,7 +96,11 @@ const EXACT: &str = "// @exact";
 /// offset is one load, at any other offset a gather of one load per
 /// thread), and its selection rule a constant, so that the rule not taken
 /// is not compiled (llvmpipe runs both sides of every branch).
-fn specialised_compress(src: &str, set: &ModelSet) -> Result<String, BulkError> {
+fn specialised_compress(
+    src: &str,
+    set: &ModelSet,
+    fwd: &[benes::Masks],
+) -> Result<String, BulkError> {
     let np = set.predictors.len();
     let exact = set.selection == Selection::Exact;
     let missing = |what: &str| BulkError::Gpu(format!("mpc kernel source lacks its {what}"));
@@ -142,8 +146,42 @@ fn predict(x: Bits, p: u32) -> Bits {
         }
         f += &bits_of_bytes();
     }
-    replace_section(&src, PREDICT_BEGIN, PREDICT_END, &f, "prediction section")
+    let src = replace_section(&src, PREDICT_BEGIN, PREDICT_END, &f, "prediction section")?;
+    let mut f = String::from(
+        "// The first eleven stages of predictor p's forward network: every bit
+// in its 16-bit group. One function per predictor.
+fn net_group(x: Bits, p: u32) -> Bits {
+    var y = net_group_0(x);
+",
+    );
+    for k in 1..np {
+        f += &format!("    y = pick(y, net_group_{k}(x), p == {k}u);\n");
+    }
+    f += "    return y;\n}\n";
+    for (k, masks) in fwd.iter().enumerate() {
+        f += &format!("fn net_group_{k}(x: Bits) -> Bits {{\n    var y = x;\n");
+        for (s, m) in masks.iter().enumerate().take(benes::GROUP_STAGES) {
+            let v = |w: &[u32]| {
+                format!(
+                    "vec4<u32>({:#010x}u, {:#010x}u, {:#010x}u, {:#010x}u)",
+                    w[0], w[1], w[2], w[3]
+                )
+            };
+            let (a, b) = (v(&m[..4]), v(&m[4..]));
+            f += &match benes::distance(s) {
+                32 => format!("    y = swap32_m(y, {a}, {b});\n"),
+                64 => format!("    y = swap64_m(y, {a}, {b});\n"),
+                128 => format!("    y = swap128_m(y, {a});\n"),
+                d => format!("    y = swap_m(y, {a}, {b}, {d}u);\n"),
+            };
+        }
+        f += "    return y;\n}\n";
+    }
+    replace_section(&src, NET_BEGIN, NET_END, &f, "network section")
 }
+
+const NET_BEGIN: &str = "// @net-begin";
+const NET_END: &str = "// @net-end";
 
 const PREDICT_BEGIN: &str = "// @predict-begin";
 const PREDICT_END: &str = "// @predict-end";
@@ -273,6 +311,7 @@ pub fn algo_with(set: &ModelSet, uniform: bool) -> Result<GpuAlgo, BulkError> {
         return Err(bad(format!("{} model IDs (at most 256)", set.id_count())));
     }
     let mut tables = Vec::with_capacity(set.predictors.len() * PREDICTOR_WORDS + 1);
+    let mut fwd_masks = Vec::with_capacity(set.predictors.len());
     for p in &set.predictors {
         let mut rules = [BLOCK_BYTES as u32 | 8 << 8; BLOCK_BYTES];
         let mut parent = [None; BLOCK_BYTES];
@@ -328,6 +367,7 @@ pub fn algo_with(set: &ModelSet, uniform: bool) -> Result<GpuAlgo, BulkError> {
         let inv = benes::route(&inv_src).ok_or_else(not_perm)?;
         tables.extend_from_slice(&rules);
         tables.extend(fwd.iter().flatten());
+        fwd_masks.push(fwd);
         tables.extend(inv.iter().flatten());
         tables.extend(pack_bytes(&order));
     }
@@ -341,7 +381,11 @@ pub fn algo_with(set: &ModelSet, uniform: bool) -> Result<GpuAlgo, BulkError> {
     Ok(GpuAlgo {
         name: "mpc",
         source: if uniform {
-            specialised_compress(&uniform_tables(COMPRESS_WGSL, tables.len() / 4)?, set)?
+            specialised_compress(
+                &uniform_tables(COMPRESS_WGSL, tables.len() / 4)?,
+                set,
+                &fwd_masks,
+            )?
         } else {
             COMPRESS_WGSL.to_string()
         },

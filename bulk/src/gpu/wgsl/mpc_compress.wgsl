@@ -68,8 +68,11 @@ fn swap_in(x: Bits, p: u32, v: u32, d: u32) -> Bits {
 
 // Distance 32: words (0,1), (2,3), (4,5), (6,7).
 fn swap32(x: Bits, p: u32, v: u32) -> Bits {
-    let a = tab(p, v);
-    let b = tab(p, v + 1u);
+    return swap32_m(x, tab(p, v), tab(p, v + 1u));
+}
+
+// The same with the mask words in a (0..3) and b (4..7).
+fn swap32_m(x: Bits, a: vec4<u32>, b: vec4<u32>) -> Bits {
     let m = vec4<u32>(a.xz, b.xz);
     let t = (vec4<u32>(x.lo.xz, x.hi.xz) ^ vec4<u32>(x.lo.yw, x.hi.yw)) & m;
     return Bits(x.lo ^ t.xxyy, x.hi ^ t.zzww);
@@ -77,8 +80,10 @@ fn swap32(x: Bits, p: u32, v: u32) -> Bits {
 
 // Distance 64: words (0,2), (1,3), (4,6), (5,7).
 fn swap64(x: Bits, p: u32, v: u32) -> Bits {
-    let a = tab(p, v);
-    let b = tab(p, v + 1u);
+    return swap64_m(x, tab(p, v), tab(p, v + 1u));
+}
+
+fn swap64_m(x: Bits, a: vec4<u32>, b: vec4<u32>) -> Bits {
     let m = vec4<u32>(a.xy, b.xy);
     let t = (vec4<u32>(x.lo.xy, x.hi.xy) ^ vec4<u32>(x.lo.zw, x.hi.zw)) & m;
     return Bits(x.lo ^ t.xyxy, x.hi ^ t.zwzw);
@@ -86,10 +91,16 @@ fn swap64(x: Bits, p: u32, v: u32) -> Bits {
 
 // Distance 128: words (k, k + 4).
 fn swap128(x: Bits, p: u32, v: u32) -> Bits {
-    let t = (x.lo ^ x.hi) & tab(p, v);
+    return swap128_m(x, tab(p, v));
+}
+
+fn swap128_m(x: Bits, m: vec4<u32>) -> Bits {
+    let t = (x.lo ^ x.hi) & m;
     return Bits(x.lo ^ t, x.hi ^ t);
 }
 
+// @net-begin (the host may write one function per predictor, its masks
+// as constants)
 // The first eleven stages of predictor p's forward network: every bit in
 // its 16-bit group.
 fn net_group(x: Bits, p: u32) -> Bits {
@@ -105,6 +116,7 @@ fn net_group(x: Bits, p: u32) -> Bits {
     y = swap32(y, p, FWD + 18u);
     return swap_in(y, p, FWD + 20u, 16u);
 }
+// @net-end
 
 // Byte b (0..31; 32 and above: 0) of x.
 fn byte_at(x: Bits, b: u32) -> u32 {
