@@ -1218,21 +1218,12 @@ impl Compressor<'_> {
         lanes: Vec<Expr>,
         in_block: &Expr,
     ) -> Result<Selected, IrError> {
-        let Scored {
-            symbols: _,
-            mut is_zero_block,
-            mut is_same_words,
+        let SlotInputs {
             keys,
-        } = scored;
-        let custom = self.set.custom;
-        let keys = keys.registered(&mut self.u)?;
-        if custom.zero_block {
-            is_zero_block = self.u.reg(1, "is_zero_block", is_zero_block)?;
-        }
-        if custom.same_words {
-            is_same_words = self.u.reg(1, "is_same_words", is_same_words)?;
-        }
-        let block = self.probe_reg(1, "block", in_block.clone(), "block", When::Always)?;
+            is_zero_block,
+            is_same_words,
+            block,
+        } = self.slot_inputs(scored, in_block)?;
         self.u.stage(
             2,
             "select among the predictors and the slots, the chosen transform",
@@ -1267,18 +1258,7 @@ impl Compressor<'_> {
             (Keys::ZeroRun(hw), Keys::ZeroRun(sk)) => {
                 let beats = all_pairs(&hw, zero_run_better)?;
                 let (onehot, best) = select_best(m, &beats)?;
-                let pick = |f: &dyn Fn(&ZeroRunKey) -> &Vec<Expr>| -> Result<Vec<Expr>, IrError> {
-                    let buses: Vec<Expr> = hw
-                        .iter()
-                        .map(|key| Expr::concat(f(key).iter().rev().cloned()))
-                        .collect::<Result<_, _>>()?;
-                    let bus = onehot_mux(&onehot, &buses)?;
-                    (0..bus.width()).map(|b| bus.bit(b)).collect()
-                };
-                let best_key = ZeroRunKey {
-                    runs: pick(&|k: &ZeroRunKey| &k.runs)?,
-                    counts: pick(&|k: &ZeroRunKey| &k.counts)?,
-                };
+                let best_key = chosen_zero_run_key(&onehot, &hw)?;
                 let wins = slot_wins(m, &best_key, &sk, &flags, zero_run_better)?;
                 (onehot, best, wins, None)
             }
@@ -1286,13 +1266,8 @@ impl Compressor<'_> {
                 let beats = all_pairs(&hw, |a, b| a.cmp_lt(b))?;
                 let (onehot, best) = select_best(m, &beats)?;
                 let best_key = wire(m, "best_code_bits", onehot_mux(&onehot, &hw)?)?;
-                let wins = slot_wins(m, &best_key, &sk, &flags, |a, b| a.cmp_lt(b))?;
-                // the chosen candidate's code length, for same-words
-                let mut key = best_key;
-                for (w, sk) in wins.iter().zip(&sk) {
-                    key = Expr::mux(w, sk, &key)?;
-                }
-                (onehot, best, wins, Some(k(32, LEN_WIDTH)?.cmp_le(&key)?))
+                let (wins, short) = exact_slot_wins(m, best_key, &sk, &flags)?;
+                (onehot, best, wins, Some(short))
             }
             _ => {
                 return Err(IrError::ParameterOutOfRange {
@@ -1303,31 +1278,21 @@ impl Compressor<'_> {
                 })
             }
         };
-        let m = &mut self.u.m;
-        let hw_chosen = chosen_transform(m, self.set, &onehot, &block)?;
-        let hw_chosen = wire(m, "chosen_hw_symbols", hw_chosen)?;
-        let mut chosen = hw_chosen;
-        for (w, sym) in slot_win.iter().zip(&slot_symbols) {
-            chosen = Expr::mux(w, sym, &chosen)?;
-        }
-        let chosen = wire(m, "chosen_symbols", chosen)?;
-        let iw = self.h.max(best.width());
-        let mut pred_id = best
-            .zext(iw)?
-            .add(&k(self.set.predictor_id(0) as u128, iw)?)?
-            .trunc(self.h)?;
-        for (w, slot) in slot_win.iter().zip(&slots) {
-            pred_id = Expr::mux(w, &slot.id, &pred_id)?;
-        }
-        let same_wins = best_key_short.unwrap_or(Expr::bool(true));
-        let choice =
-            self.custom_override(pred_id, &is_same_words.and(&same_wins)?, &is_zero_block)?;
-        Ok(Selected {
-            stage: 2,
-            choice_id: self.probe_reg(2, "choice_id", choice, "choice_id", When::Always)?,
-            symbols: self.probe_reg(2, "symbols", chosen, "chosen.symbols", When::Predictor)?,
-            block: self.probe_reg(2, "block", block, "block", When::Always)?,
-        })
+        self.slot_choice(
+            2,
+            SlotChoice {
+                onehot,
+                best,
+                wins: slot_win,
+                symbols: slot_symbols,
+                short: best_key_short,
+            },
+            SlotCustom {
+                is_zero_block,
+                is_same_words,
+                block,
+            },
+        )
     }
 
     /// Each slot's symbols in its select stage: the rest of its reorder
@@ -1361,21 +1326,10 @@ impl Compressor<'_> {
         Ok(out)
     }
 
-    /// Stages 2 and 3 of the 5-stage compressor with slots. Stage 2: the
-    /// rest of each slot's reorder and its score (exact: as partial sums),
-    /// and the best hard-wired predictor by the stage-1 scores; registered
-    /// (`s2_best_onehot`, `s2_best_predictor`, `s2_best_code_bits` or
-    /// `s2_best_zero_runs` / `s2_best_zero_counts`, `s2_slot_symbols_s<j>`
-    /// and the slots' scores). Stage 3: which loaded slot beats that
-    /// predictor and every other loaded slot (the rule of
-    /// [`Compressor::select_slots`]), the predictor's transform again from
-    /// the block, the choice; registered as [`Compressor::select`] does.
-    fn select_slots_split(
-        &mut self,
-        scored: Scored,
-        lanes: Vec<Expr>,
-        in_block: &Expr,
-    ) -> Result<Selected, IrError> {
+    /// The stage-1 registers the selection of a compressor with slots
+    /// reads: the hard-wired predictors' scores, the custom-model tests
+    /// and the block (`s1_block`).
+    fn slot_inputs(&mut self, scored: Scored, in_block: &Expr) -> Result<SlotInputs, IrError> {
         let Scored {
             symbols: _,
             mut is_zero_block,
@@ -1391,6 +1345,85 @@ impl Compressor<'_> {
             is_same_words = self.u.reg(1, "is_same_words", is_same_words)?;
         }
         let block = self.probe_reg(1, "block", in_block.clone(), "block", When::Always)?;
+        Ok(SlotInputs {
+            keys,
+            is_zero_block,
+            is_same_words,
+            block,
+        })
+    }
+
+    /// The choice of a compressor with slots, registered in stage `stage`
+    /// (`s<stage>_choice_id`, `s<stage>_symbols`, `s<stage>_block`): the
+    /// winning slot's symbols and ID, else the best hard-wired predictor's
+    /// transform (`chosen_hw_symbols`, recomputed from the block) and ID,
+    /// then the custom models.
+    fn slot_choice(
+        &mut self,
+        stage: usize,
+        choice: SlotChoice,
+        custom: SlotCustom,
+    ) -> Result<Selected, IrError> {
+        let SlotChoice {
+            onehot,
+            best,
+            wins,
+            symbols,
+            short,
+        } = choice;
+        let slots = self.cfg()?.slots.clone();
+        let m = &mut self.u.m;
+        let hw_chosen = chosen_transform(m, self.set, &onehot, &custom.block)?;
+        let hw_chosen = wire(m, "chosen_hw_symbols", hw_chosen)?;
+        let mut chosen = hw_chosen;
+        for (w, sym) in wins.iter().zip(&symbols) {
+            chosen = Expr::mux(w, sym, &chosen)?;
+        }
+        let chosen = wire(m, "chosen_symbols", chosen)?;
+        let iw = self.h.max(best.width());
+        let mut pred_id = best
+            .zext(iw)?
+            .add(&k(self.set.predictor_id(0) as u128, iw)?)?
+            .trunc(self.h)?;
+        for (w, slot) in wins.iter().zip(&slots) {
+            pred_id = Expr::mux(w, &slot.id, &pred_id)?;
+        }
+        let same_wins = short.unwrap_or(Expr::bool(true));
+        let choice = self.custom_override(
+            pred_id,
+            &custom.is_same_words.and(&same_wins)?,
+            &custom.is_zero_block,
+        )?;
+        Ok(Selected {
+            stage,
+            choice_id: self.probe_reg(stage, "choice_id", choice, "choice_id", When::Always)?,
+            symbols: self.probe_reg(stage, "symbols", chosen, "chosen.symbols", When::Predictor)?,
+            block: self.probe_reg(stage, "block", custom.block, "block", When::Always)?,
+        })
+    }
+
+    /// Stages 2 and 3 of the 5-stage compressor with slots. Stage 2: the
+    /// rest of each slot's reorder and its score (exact: as partial sums),
+    /// and the best hard-wired predictor by the stage-1 scores; registered
+    /// (`s2_best_onehot`, `s2_best_predictor`, `s2_best_code_bits` or
+    /// `s2_best_zero_runs` / `s2_best_zero_counts`, `s2_slot_symbols_s<j>`
+    /// and the slots' scores). Stage 3: which loaded slot beats that
+    /// predictor and every other loaded slot (the rule of
+    /// [`Compressor::select_slots`]), the predictor's transform again from
+    /// the block, the choice; registered as [`Compressor::select`] does.
+    fn select_slots_split(
+        &mut self,
+        scored: Scored,
+        lanes: Vec<Expr>,
+        in_block: &Expr,
+    ) -> Result<Selected, IrError> {
+        let SlotInputs {
+            keys,
+            mut is_zero_block,
+            mut is_same_words,
+            block,
+        } = self.slot_inputs(scored, in_block)?;
+        let custom = self.set.custom;
         self.u.stage(
             2,
             "the slots' reorders and scores, the best hard-wired predictor",
@@ -1438,18 +1471,7 @@ impl Compressor<'_> {
             Keys::ZeroRun(hw) => {
                 let beats = all_pairs(&hw, zero_run_better)?;
                 let (onehot, best) = select_best(m, &beats)?;
-                let pick = |f: &dyn Fn(&ZeroRunKey) -> &Vec<Expr>| -> Result<Vec<Expr>, IrError> {
-                    let buses: Vec<Expr> = hw
-                        .iter()
-                        .map(|key| Expr::concat(f(key).iter().rev().cloned()))
-                        .collect::<Result<_, _>>()?;
-                    let bus = onehot_mux(&onehot, &buses)?;
-                    (0..bus.width()).map(|b| bus.bit(b)).collect()
-                };
-                let best_key = ZeroRunKey {
-                    runs: pick(&|k: &ZeroRunKey| &k.runs)?,
-                    counts: pick(&|k: &ZeroRunKey| &k.counts)?,
-                };
+                let best_key = chosen_zero_run_key(&onehot, &hw)?;
                 let slot_keys: Vec<ZeroRunKey> = slot_symbols
                     .iter()
                     .enumerate()
@@ -1518,13 +1540,8 @@ impl Compressor<'_> {
                     .enumerate()
                     .map(|(j, parts)| wire(m, &format!("slot_code_bits_s{j}"), parts_total(parts)?))
                     .collect::<Result<_, _>>()?;
-                let wins = slot_wins(m, &best_key, &sk, &flags, |a, b| a.cmp_lt(b))?;
-                // the chosen candidate's code length, for same-words
-                let mut key = best_key;
-                for (w, sk) in wins.iter().zip(&sk) {
-                    key = Expr::mux(w, sk, &key)?;
-                }
-                (wins, Some(k(32, LEN_WIDTH)?.cmp_le(&key)?))
+                let (wins, short) = exact_slot_wins(m, best_key, &sk, &flags)?;
+                (wins, Some(short))
             }
             SplitKeys::ZeroRun {
                 best: best_key,
@@ -1534,31 +1551,85 @@ impl Compressor<'_> {
                 (wins, None)
             }
         };
-        let hw_chosen = chosen_transform(m, self.set, &onehot, &block)?;
-        let hw_chosen = wire(m, "chosen_hw_symbols", hw_chosen)?;
-        let mut chosen = hw_chosen;
-        for (w, sym) in slot_win.iter().zip(&slot_symbols) {
-            chosen = Expr::mux(w, sym, &chosen)?;
-        }
-        let chosen = wire(m, "chosen_symbols", chosen)?;
-        let iw = self.h.max(best.width());
-        let mut pred_id = best
-            .zext(iw)?
-            .add(&k(self.set.predictor_id(0) as u128, iw)?)?
-            .trunc(self.h)?;
-        for (w, slot) in slot_win.iter().zip(&slots) {
-            pred_id = Expr::mux(w, &slot.id, &pred_id)?;
-        }
-        let same_wins = best_key_short.unwrap_or(Expr::bool(true));
-        let choice =
-            self.custom_override(pred_id, &is_same_words.and(&same_wins)?, &is_zero_block)?;
-        Ok(Selected {
-            stage: 3,
-            choice_id: self.probe_reg(3, "choice_id", choice, "choice_id", When::Always)?,
-            symbols: self.probe_reg(3, "symbols", chosen, "chosen.symbols", When::Predictor)?,
-            block: self.probe_reg(3, "block", block, "block", When::Always)?,
-        })
+        self.slot_choice(
+            3,
+            SlotChoice {
+                onehot,
+                best,
+                wins: slot_win,
+                symbols: slot_symbols,
+                short: best_key_short,
+            },
+            SlotCustom {
+                is_zero_block,
+                is_same_words,
+                block,
+            },
+        )
     }
+}
+
+/// What [`Compressor::slot_inputs`] gives: the stage-1 scores through
+/// their registers, the custom-model tests and the registered block.
+struct SlotInputs {
+    keys: Keys,
+    is_zero_block: Expr,
+    is_same_words: Expr,
+    block: Expr,
+}
+
+/// The custom-model tests and the block of the choice stage.
+struct SlotCustom {
+    is_zero_block: Expr,
+    is_same_words: Expr,
+    block: Expr,
+}
+
+/// The selection a compressor with slots has made before its choice: the
+/// best hard-wired predictor (one-hot and binary), which slot wins
+/// (`slot_win_s<j>`), the slots' symbols, and under exact selection whether
+/// the chosen candidate codes in at least 32 bits (same-words wins ties).
+struct SlotChoice {
+    onehot: Vec<Expr>,
+    best: Expr,
+    wins: Vec<Expr>,
+    symbols: Vec<Expr>,
+    short: Option<Expr>,
+}
+
+/// The zero-run key (runs and counts) of the predictor `onehot` selects
+/// among `keys`.
+fn chosen_zero_run_key(onehot: &[Expr], keys: &[ZeroRunKey]) -> Result<ZeroRunKey, IrError> {
+    let pick = |f: &dyn Fn(&ZeroRunKey) -> &Vec<Expr>| -> Result<Vec<Expr>, IrError> {
+        let buses: Vec<Expr> = keys
+            .iter()
+            .map(|key| Expr::concat(f(key).iter().rev().cloned()))
+            .collect::<Result<_, _>>()?;
+        let bus = onehot_mux(onehot, &buses)?;
+        (0..bus.width()).map(|b| bus.bit(b)).collect()
+    };
+    Ok(ZeroRunKey {
+        runs: pick(&|k: &ZeroRunKey| &k.runs)?,
+        counts: pick(&|k: &ZeroRunKey| &k.counts)?,
+    })
+}
+
+/// Exact selection with slots: which slot wins against `best` (the best
+/// hard-wired predictor's code bits) and each other, and whether the
+/// chosen candidate's code length is at least 32 bits (for same-words).
+fn exact_slot_wins(
+    m: &mut Module,
+    best: Expr,
+    keys: &[Expr],
+    flags: &[Expr],
+) -> Result<(Vec<Expr>, Expr), IrError> {
+    let wins = slot_wins(m, &best, keys, flags, |a, b| a.cmp_lt(b))?;
+    // the chosen candidate's code length, for same-words
+    let mut key = best;
+    for (w, sk) in wins.iter().zip(keys) {
+        key = Expr::mux(w, sk, &key)?;
+    }
+    Ok((wins, k(32, LEN_WIDTH)?.cmp_le(&key)?))
 }
 
 /// The scores stage 2 of the 5-stage compressor with slots registers: the
