@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint lint-every-depth mutate mutate-control cosim-all cosim-slots cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short gpu-bench prove prove-all clean
+.PHONY: all setup run gen test lint every-depth mutate mutate-control cosim-all cosim-slots cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short gpu-bench prove prove-all clean
 
 all: run
 
@@ -163,11 +163,12 @@ DPC_COSIM_BLOCKS ?= 300
 cosim-dpc:
 	$(COSIM_RUN) dpc --sim both --unit all --blocks $(DPC_COSIM_BLOCKS) --seed 1 $(if $(wildcard $(CORPUS)),--corpus $(CORPUS),--no-corpus)
 
-## Every unit at every depth through verilator --lint-only -Wall, every
-## shipped model set included (make test lints the sets other than
-## default and example at their default depths only).
-lint-every-depth:
-	MPCGEN_LINT_EVERY_DEPTH=1 $(CARGO) test --profile $(TEST_PROFILE) -p hdl --test lint_every_unit
+## Every unit at every depth through verilator --lint-only -Wall and the
+## IR simulation against the golden model, every shipped model set
+## included (make test: the sets other than default and example at their
+## default depths only).
+every-depth:
+	MPCGEN_EVERY_DEPTH=1 $(CARGO) test --profile $(TEST_PROFILE) -p hdl --test lint_every_unit --test mpc_sim
 
 lint:
 	$(CARGO) fmt --all -- --check

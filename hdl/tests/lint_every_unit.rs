@@ -5,7 +5,7 @@
 //!   stages of `models/default` and `models/example`, and both units of
 //!   every other shipped model set (found as `models/*/model.toml`) at
 //!   their default depths (3 and 4 stages), or at every depth with
-//!   `MPCGEN_LINT_EVERY_DEPTH=1` (`make lint-every-depth`);
+//!   `MPCGEN_EVERY_DEPTH=1` (`make every-depth`);
 //! * both MAG-aware BDI units in the geometries of docs/hw/mag-bdi.md
 //!   (128-byte blocks, 32- and 16-byte MAG, 4-byte bases), each with
 //!   unsigned and signed deltas (one depth: latency 1);
@@ -140,9 +140,9 @@ fn shipped_sets() -> Vec<PathBuf> {
 }
 
 /// Shipped sets linted at every depth; the others at the default depths
-/// unless [`EVERY_DEPTH_VAR`] is `1` (`make lint-every-depth`).
+/// unless [`EVERY_DEPTH_VAR`] is `1` (`make every-depth`).
 const EVERY_DEPTH_SETS: [&str; 2] = ["default", "example"];
-const EVERY_DEPTH_VAR: &str = "MPCGEN_LINT_EVERY_DEPTH";
+const EVERY_DEPTH_VAR: &str = "MPCGEN_EVERY_DEPTH";
 
 fn every_depth() -> bool {
     std::env::var(EVERY_DEPTH_VAR).is_ok_and(|v| v == "1")

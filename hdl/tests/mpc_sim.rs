@@ -248,14 +248,34 @@ fn shipped_sets_match_golden() {
     }
 }
 
+/// Shipped sets checked at every depth; the others at the default depths
+/// only, unless [`EVERY_DEPTH_VAR`] is `1` (`make every-depth`).
+const EVERY_DEPTH_SETS: [&str; 2] = ["default", "example"];
+const EVERY_DEPTH_VAR: &str = "MPCGEN_EVERY_DEPTH";
+
+/// The shipped sets the depth tests check: those of [`EVERY_DEPTH_SETS`],
+/// or all of them when [`EVERY_DEPTH_VAR`] is `1`.
+fn every_depth_sets() -> Vec<ModelSet> {
+    let all = std::env::var(EVERY_DEPTH_VAR).is_ok_and(|v| v == "1");
+    let sets: Vec<ModelSet> = shipped_sets()
+        .into_iter()
+        .filter(|s| all || EVERY_DEPTH_SETS.contains(&s.name.as_str()))
+        .collect();
+    assert!(
+        sets.len() >= EVERY_DEPTH_SETS.len(),
+        "the sets {EVERY_DEPTH_SETS:?} are shipped"
+    );
+    sets
+}
+
 /// Every compressor depth but the default (which the test above covers),
-/// for every shipped set and a random set without the shipped sets' custom
-/// models, on a quarter of that test's blocks.
+/// for the sets of [`every_depth_sets`] and a random set without the
+/// shipped sets' custom models, on a quarter of that test's blocks.
 #[test]
 fn shipped_sets_match_golden_at_every_compressor_depth() {
     let blocks: Vec<[u8; 32]> = test_blocks(40).into_iter().step_by(4).collect();
     let mut seed = 777u64;
-    let mut sets = shipped_sets();
+    let mut sets = every_depth_sets();
     sets.push(random_set(&mut seed, 3, Selection::Exact));
     let depths =
         hdl::mpc::COMPRESSOR_STAGES.filter(|&d| d != hdl::mpc::COMPRESSOR_LATENCY as usize);
@@ -266,12 +286,13 @@ fn shipped_sets_match_golden_at_every_compressor_depth() {
     }
 }
 
-/// Every decompressor depth but the default, for every shipped set, on a
-/// quarter of the blocks of [`shipped_sets_match_golden`].
+/// Every decompressor depth but the default, for the sets of
+/// [`every_depth_sets`], on a quarter of the blocks of
+/// [`shipped_sets_match_golden`].
 #[test]
 fn shipped_sets_match_golden_at_every_decompressor_depth() {
     let blocks: Vec<[u8; 32]> = test_blocks(40).into_iter().step_by(4).collect();
-    let sets = shipped_sets();
+    let sets = every_depth_sets();
     let depths =
         hdl::mpc::DECOMPRESSOR_STAGES.filter(|&d| d != hdl::mpc::DECOMPRESSOR_LATENCY as usize);
     for stages in depths {

@@ -66,7 +66,7 @@ fn cosim_all_units(s: Simulator, blocks: usize) {
 
 #[test]
 fn example_units_match_golden_on_icarus() {
-    cosim_all_units(Simulator::Icarus, 600);
+    cosim_all_units(Simulator::Icarus, 200);
 }
 
 #[test]
@@ -184,7 +184,8 @@ fn a_broken_stage_of_either_unit_is_located() {
         (Unit::Decompressor, "s3_residue", 255, 3),
         (Unit::Decompressor, "s4_block", 0, 4),
     ];
-    for (unit, reg, bit, stage) in cases {
+    // the cases on two threads (each its own build directory)
+    let case = |(unit, reg, bit, stage): (Unit, &str, u32, usize)| {
         let file = match unit {
             Unit::Compressor => "mpc_compressor.v",
             _ => "mpc_decompressor.v",
@@ -194,7 +195,7 @@ fn a_broken_stage_of_either_unit_is_located() {
         let mut cfg = config(s, &format!("broken-{}/{reg}", s.name()));
         cfg.rtl = Some(dir.join("rtl"));
         cfg.units = vec![unit];
-        cfg.blocks = 120;
+        cfg.blocks = 40;
         cfg.corpus = None;
         let reports = run::run(&cfg).expect("co-simulation runs");
         let r = &reports[0];
@@ -213,7 +214,20 @@ fn a_broken_stage_of_either_unit_is_located() {
             "{reg} bit {bit}: located at {} {}",
             first.stage, first.signal
         );
-    }
+    };
+    let case = &case;
+    std::thread::scope(|scope| {
+        let (even, odd): (Vec<_>, Vec<_>) = cases.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+        let workers: Vec<_> = [even, odd]
+            .into_iter()
+            .map(|half| scope.spawn(move || half.into_iter().for_each(|(_, &c)| case(c))))
+            .collect();
+        for w in workers {
+            if let Err(e) = w.join() {
+                std::panic::resume_unwind(e);
+            }
+        }
+    });
     // a probe the RTL does not have is an error naming it and the unit
     let dir = base.join("s4_block").join("rtl");
     let pj = dir.join("params.json");
@@ -230,7 +244,7 @@ fn a_broken_stage_of_either_unit_is_located() {
     let mut cfg = config(s, &format!("broken-{}/missing-probe", s.name()));
     cfg.rtl = Some(dir);
     cfg.units = vec![Unit::Decompressor];
-    cfg.blocks = 100;
+    cfg.blocks = 40;
     cfg.corpus = None;
     let reports = run::run(&cfg).expect("co-simulation runs");
     let r = &reports[0];
