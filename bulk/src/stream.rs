@@ -333,10 +333,56 @@ fn need_device(device: Option<&dyn WindowCoder>) -> Result<&dyn WindowCoder, Bul
 /// [`compress`] with a device for [`Engine::Gpu`].
 pub fn compress_with<R: Read + Send, W: Write + Send>(
     codec: &dyn BulkCodec,
+    input: R,
+    out: W,
+    opts: &CompressOptions,
+    device: Option<&dyn WindowCoder>,
+    progress: &dyn Fn(u64),
+) -> Result<Summary, BulkError> {
+    let mut scratch = CompressScratch::default();
+    compress_reusing(codec, input, out, opts, device, &mut scratch, progress)
+}
+
+/// The buffers of the compress stream loop: two input windows and two
+/// windows of coded chunks (their stored bytes). A stream reuses them from
+/// window to window; [`compress_reusing`] reuses them from stream to
+/// stream as well, so that a caller compressing many streams neither
+/// allocates nor first-touches (page faults, zeroing) fresh memory for
+/// each. They hold what the largest window used needs, until dropped.
+#[derive(Default)]
+pub struct CompressScratch {
+    cur: Vec<u8>,
+    next: Vec<u8>,
+    coding: Vec<CodedChunk>,
+    done: Vec<CodedChunk>,
+}
+
+impl CompressScratch {
+    /// Make room for windows of `win` input bytes and `window` chunks.
+    fn reserve(&mut self, win: usize, window: usize) {
+        for b in [&mut self.cur, &mut self.next] {
+            if b.len() < win {
+                // zeroed pages from the allocator, touched only as read
+                *b = vec![0u8; win];
+            }
+        }
+        for c in [&mut self.coding, &mut self.done] {
+            if c.len() < window {
+                c.resize_with(window, CodedChunk::default);
+            }
+        }
+    }
+}
+
+/// [`compress_with`] with the stream loop's buffers taken from `scratch`
+/// and left there for the next stream (the container is the same).
+pub fn compress_reusing<R: Read + Send, W: Write + Send>(
+    codec: &dyn BulkCodec,
     mut input: R,
     out: W,
     opts: &CompressOptions,
     device: Option<&dyn WindowCoder>,
+    scratch: &mut CompressScratch,
     progress: &dyn Fn(u64),
 ) -> Result<Summary, BulkError> {
     check_limits(codec)?;
@@ -374,18 +420,19 @@ pub fn compress_with<R: Read + Send, W: Write + Send>(
     // Three windows in flight: `cur` is coded by the pool while the
     // calling thread writes the coded chunks of the previous window
     // (`done`) and reads the next one into `next`.
-    let mut cur = vec![0u8; win];
-    let mut next = vec![0u8; win];
-    let new_chunks = || {
-        (0..window)
-            .map(|_| CodedChunk::default())
-            .collect::<Vec<_>>()
-    };
-    let (mut coding, mut done) = (new_chunks(), new_chunks());
+    scratch.reserve(win, window);
+    let CompressScratch {
+        cur,
+        next,
+        coding,
+        done,
+    } = scratch;
+    let (mut cur, mut next) = (&mut cur[..win], &mut next[..win]);
+    let (mut coding, mut done) = (&mut coding[..window], &mut done[..window]);
     let mut n_done = 0usize;
     let mut index: Vec<IndexEntry> = Vec::new();
     let mut sum = Summary::default();
-    let mut n_cur = fill(&mut input, &mut cur)?;
+    let mut n_cur = fill(&mut input, cur)?;
     // chunks coded before the current window: the first one's number
     let mut first_chunk = 0u64;
     loop {
@@ -448,7 +495,7 @@ pub fn compress_with<R: Read + Send, W: Write + Send>(
         let mut io = || -> Result<usize, BulkError> {
             write_chunks(&mut out, &mut index, &mut sum, &done[..n_done])?;
             if more {
-                fill(&mut input, &mut next)
+                fill(&mut input, next)
             } else {
                 Ok(0)
             }

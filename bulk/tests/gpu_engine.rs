@@ -11,6 +11,7 @@ use std::io::Cursor;
 use bulk::bits::BitSink;
 use bulk::gpu::device::test_gpu;
 use bulk::gpu::{GpuAlgo, GpuEngine};
+use bulk::stream::{compress_reusing, CompressScratch};
 use bulk::{
     compress, compress_with, decompress, decompress_with, BulkCodec, BulkError, CompressOptions,
     Engine,
@@ -304,6 +305,53 @@ fn gpu_containers_equal_the_cpu_engines_and_cross_decode() {
         st.windows > 0 && st.bytes_up > 0 && st.bytes_down > 0,
         "{st:?}"
     );
+}
+
+#[test]
+fn stream_buffers_reused_across_streams_give_the_same_containers() {
+    let Some(dev) = engine() else { return };
+    let codec = Widths {
+        self_delimiting: true,
+    };
+    // one set of stream buffers through streams of larger and smaller
+    // windows and inputs, on the device and on the CPU engines, each
+    // stream's stale bytes from the last one left in the buffers: every
+    // container equals a fresh stream's
+    let mut scratch = CompressScratch::default();
+    for (cb, window, len, gpu) in [
+        (64u32, 8usize, 64 * 16 * 8 * 2 + 100, true),
+        (64, 8, 5000, true),
+        (7, 3, 16 * 7 * 3 + 1, false),
+        (300, 2, 100_003, true),
+        (64, 16, 64 * 16 * 16 * 3, false),
+        (1, 1, 16, true),
+        (64, 8, 3, true),
+    ] {
+        let input = data(len, cb ^ len as u32);
+        let fresh = pack(&codec, &input, cb, Some(8), window, None).expect("cpu");
+        let opts = CompressOptions {
+            chunk_blocks: cb,
+            group_blocks: Some(8),
+            engine: if gpu { Engine::Gpu } else { Engine::Parallel },
+            window,
+            original_len: Some(len as u64),
+        };
+        let mut out = Vec::new();
+        compress_reusing(
+            &codec,
+            Cursor::new(&input),
+            &mut out,
+            &opts,
+            if gpu { Some(&dev as _) } else { None },
+            &mut scratch,
+            &|_| {},
+        )
+        .expect("reusing");
+        assert!(
+            out == fresh,
+            "chunks {cb}, window {window}, {len} bytes, gpu {gpu}: containers differ"
+        );
+    }
 }
 
 #[test]

@@ -14,7 +14,10 @@ use super::engine::{GpuEngine, GpuStats, ResidentBlocks, ResidentChunks};
 use crate::codec::BulkCodec;
 use crate::engine::{Engine, NEVER};
 use crate::format::Header;
-use crate::stream::{compress_with, decompress_with, header_for, CompressOptions, GPU_WINDOW};
+use crate::stream::{
+    compress_reusing, compress_with, decompress_with, header_for, CompressOptions, CompressScratch,
+    GPU_WINDOW,
+};
 use crate::{BulkError, WindowChunk, WindowCoder};
 
 /// One codec on the GPU engine.
@@ -55,13 +58,15 @@ impl GpuBenchRow {
     }
 }
 
-/// Compress `input` on the GPU engine into `out` (cleared first).
+/// Compress `input` on the GPU engine into `out` (cleared first), the
+/// stream loop's buffers taken from and left in `scratch`.
 pub fn gpu_compress(
     codec: &dyn BulkCodec,
     dev: &GpuEngine,
     input: &[u8],
     window: usize,
     out: &mut Vec<u8>,
+    scratch: &mut CompressScratch,
 ) -> Result<(), BulkError> {
     out.clear();
     let opts = CompressOptions {
@@ -70,7 +75,15 @@ pub fn gpu_compress(
         original_len: Some(input.len() as u64),
         ..CompressOptions::default()
     };
-    compress_with(codec, Cursor::new(input), out, &opts, Some(dev), &|_| {})?;
+    compress_reusing(
+        codec,
+        Cursor::new(input),
+        out,
+        &opts,
+        Some(dev),
+        scratch,
+        &|_| {},
+    )?;
     Ok(())
 }
 
@@ -150,7 +163,9 @@ pub fn run(
     let mb = data.len() as f64 / 1e6;
     let mut packed = Vec::with_capacity(cpu_container.len() + 1024);
     let mut out = Vec::with_capacity(data.len());
-    let mut compress = || pool.install(|| gpu_compress(codec, dev, data, window, &mut packed));
+    let mut scratch = CompressScratch::default();
+    let mut compress =
+        || pool.install(|| gpu_compress(codec, dev, data, window, &mut packed, &mut scratch));
     dev.set_in_flight(1)?;
     let serial = best_of(dev, reps, &mut compress);
     dev.set_in_flight(in_flight)?;
@@ -452,6 +467,7 @@ pub fn transfer_rates(
         ..CompressOptions::default()
     };
     let mut packed = Vec::with_capacity(data.len() + data.len() / 64 + 4096);
+    let mut buffers = CompressScratch::default();
     let mut stream = |device: bool| {
         let echo = Echo {
             dev,
@@ -461,12 +477,13 @@ pub fn transfer_rates(
         best_secs(reps, &mut || {
             packed.clear();
             pool.install(|| {
-                compress_with(
+                compress_reusing(
                     codec,
                     Cursor::new(data),
                     &mut packed,
                     &opts,
                     Some(&echo),
+                    &mut buffers,
                     &|_| {},
                 )
             })
@@ -577,8 +594,13 @@ pub fn calibrate(
             })
             .map(|_| ())
         })?;
-        let gc =
-            time(&mut || pool.install(|| gpu_compress(codec, dev, &data, GPU_WINDOW, &mut out)))?;
+        // fresh buffers each pass, as the CPU engine's: a one-stream run
+        let gc = time(&mut || {
+            pool.install(|| {
+                let mut fresh = CompressScratch::default();
+                gpu_compress(codec, dev, &data, GPU_WINDOW, &mut out, &mut fresh)
+            })
+        })?;
         let cd = time(&mut || {
             let mut sink = Vec::with_capacity(size);
             pool.install(|| {
