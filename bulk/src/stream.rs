@@ -876,11 +876,49 @@ pub fn decompress<R: Read + Send, W: Write + Send>(
 /// [`decompress`] with a device for [`Engine::Gpu`].
 pub fn decompress_with<R: Read + Send, W: Write + Send>(
     codec: &dyn BulkCodec,
+    input: R,
+    out: W,
+    engine: Engine,
+    window: usize,
+    device: Option<&dyn WindowCoder>,
+    progress: &dyn Fn(u64),
+) -> Result<Summary, BulkError> {
+    let mut scratch = DecompressScratch::default();
+    decompress_reusing(
+        codec,
+        input,
+        out,
+        engine,
+        window,
+        device,
+        &mut scratch,
+        progress,
+    )
+}
+
+/// The buffers of the decompress stream loop: three windows of chunks
+/// (their stored bytes and decoded blocks), kept from window to window
+/// and, through [`decompress_reusing`], from stream to stream, like
+/// [`CompressScratch`].
+#[derive(Default)]
+pub struct DecompressScratch {
+    cur: Vec<Slot>,
+    next: Vec<Slot>,
+    done: Vec<Slot>,
+    pending: Vec<u8>,
+}
+
+/// [`decompress_with`] with the stream loop's buffers taken from `scratch`
+/// and left there for the next stream (the output is the same).
+#[allow(clippy::too_many_arguments)]
+pub fn decompress_reusing<R: Read + Send, W: Write + Send>(
+    codec: &dyn BulkCodec,
     mut input: R,
     mut out: W,
     engine: Engine,
     window: usize,
     device: Option<&dyn WindowCoder>,
+    scratch: &mut DecompressScratch,
     progress: &dyn Fn(u64),
 ) -> Result<Summary, BulkError> {
     let header = read_header(&mut input)?;
@@ -906,16 +944,30 @@ pub fn decompress_with<R: Read + Send, W: Write + Send>(
     // Three windows in flight: `cur` is decoded by the pool while the
     // calling thread writes the decoded chunks of the previous window
     // (`done`) and reads and checks the next one into `next`.
-    let new_slots = || (0..window).map(|_| Slot::default()).collect::<Vec<_>>();
-    let (mut cur, mut next, mut done) = (new_slots(), new_slots(), new_slots());
+    let DecompressScratch {
+        cur,
+        next,
+        done,
+        pending,
+    } = scratch;
+    for s in [&mut *cur, &mut *next, &mut *done] {
+        if s.len() < window {
+            s.resize_with(window, Slot::default);
+        }
+        for slot in s.iter_mut() {
+            slot.frame = None;
+        }
+    }
+    let (mut cur, mut next, mut done) =
+        (&mut cur[..window], &mut next[..window], &mut done[..window]);
     let mut n_done = 0usize;
     // the last decoded chunk is held back: the final one is cut to the
     // original length
-    let mut pending: Vec<u8> = Vec::new();
+    pending.clear();
     let mut have_pending = false;
     let mut written = 0u64;
     let mut sum = Summary::default();
-    let mut n_cur = rd.read_window(&mut cur)?;
+    let mut n_cur = rd.read_window(cur)?;
     let mut first_chunk = 0u64;
     loop {
         let hdr = &header;
@@ -963,17 +1015,17 @@ pub fn decompress_with<R: Read + Send, W: Write + Send>(
         let mut io = || -> Result<usize, BulkError> {
             for s in done[..n_done].iter_mut() {
                 if have_pending {
-                    out.write_all(&pending)?;
+                    out.write_all(pending)?;
                     written += pending.len() as u64;
                 }
-                std::mem::swap(&mut pending, &mut s.out);
+                std::mem::swap(pending, &mut s.out);
                 have_pending = true;
                 if let Some(f) = s.frame.take() {
                     sum.payload_bits += f.bits as u64;
                 }
             }
             if reading {
-                rd.read_window(&mut next)
+                rd.read_window(next)
             } else {
                 Ok(0)
             }

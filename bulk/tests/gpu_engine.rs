@@ -11,7 +11,7 @@ use std::io::Cursor;
 use bulk::bits::BitSink;
 use bulk::gpu::device::test_gpu;
 use bulk::gpu::{GpuAlgo, GpuEngine};
-use bulk::stream::{compress_reusing, CompressScratch};
+use bulk::stream::{compress_reusing, decompress_reusing, CompressScratch, DecompressScratch};
 use bulk::{
     compress, compress_with, decompress, decompress_with, BulkCodec, BulkError, CompressOptions,
     Engine,
@@ -313,11 +313,12 @@ fn stream_buffers_reused_across_streams_give_the_same_containers() {
     let codec = Widths {
         self_delimiting: true,
     };
-    // one set of stream buffers through streams of larger and smaller
-    // windows and inputs, on the device and on the CPU engines, each
-    // stream's stale bytes from the last one left in the buffers: every
-    // container equals a fresh stream's
+    // one set of stream buffers each way through streams of larger and
+    // smaller windows and inputs, on the device and on the CPU engines,
+    // each stream's stale bytes from the last one left in the buffers:
+    // every container equals a fresh stream's and decodes to its input
     let mut scratch = CompressScratch::default();
+    let mut slots = DecompressScratch::default();
     for (cb, window, len, gpu) in [
         (64u32, 8usize, 64 * 16 * 8 * 2 + 100, true),
         (64, 8, 5000, true),
@@ -350,6 +351,22 @@ fn stream_buffers_reused_across_streams_give_the_same_containers() {
         assert!(
             out == fresh,
             "chunks {cb}, window {window}, {len} bytes, gpu {gpu}: containers differ"
+        );
+        let mut back = Vec::new();
+        decompress_reusing(
+            &codec,
+            Cursor::new(&out),
+            &mut back,
+            if gpu { Engine::Gpu } else { Engine::Parallel },
+            window,
+            if gpu { Some(&dev as _) } else { None },
+            &mut slots,
+            &|_| {},
+        )
+        .expect("decompress reusing");
+        assert!(
+            back == input,
+            "chunks {cb}, window {window}, {len} bytes, gpu {gpu}: round trip differs"
         );
     }
 }

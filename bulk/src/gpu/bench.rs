@@ -15,8 +15,8 @@ use crate::codec::BulkCodec;
 use crate::engine::{Engine, NEVER};
 use crate::format::Header;
 use crate::stream::{
-    compress_reusing, compress_with, decompress_with, header_for, CompressOptions, CompressScratch,
-    GPU_WINDOW,
+    compress_reusing, compress_with, decompress_reusing, decompress_with, header_for,
+    CompressOptions, CompressScratch, DecompressScratch, GPU_WINDOW,
 };
 use crate::{BulkError, WindowChunk, WindowCoder};
 
@@ -87,22 +87,25 @@ pub fn gpu_compress(
     Ok(())
 }
 
-/// Decompress `packed` on the GPU engine into `out` (cleared first).
+/// Decompress `packed` on the GPU engine into `out` (cleared first), the
+/// stream loop's buffers taken from and left in `scratch`.
 pub fn gpu_decompress(
     codec: &dyn BulkCodec,
     dev: &GpuEngine,
     packed: &[u8],
     window: usize,
     out: &mut Vec<u8>,
+    scratch: &mut DecompressScratch,
 ) -> Result<(), BulkError> {
     out.clear();
-    decompress_with(
+    decompress_reusing(
         codec,
         Cursor::new(packed),
         out,
         Engine::Gpu,
         window,
         Some(dev),
+        scratch,
         &|_| {},
     )?;
     Ok(())
@@ -181,7 +184,9 @@ pub fn run(
             cpu_container.len()
         )));
     }
-    let mut decompress = || pool.install(|| gpu_decompress(codec, dev, &packed, window, &mut out));
+    let mut slots = DecompressScratch::default();
+    let mut decompress =
+        || pool.install(|| gpu_decompress(codec, dev, &packed, window, &mut out, &mut slots));
     dev.set_in_flight(1)?;
     let serial = best_of(dev, reps, &mut decompress);
     dev.set_in_flight(in_flight)?;
@@ -617,7 +622,10 @@ pub fn calibrate(
             .map(|_| ())
         })?;
         let gd = time(&mut || {
-            pool.install(|| gpu_decompress(codec, dev, &packed, GPU_WINDOW, &mut out))
+            pool.install(|| {
+                let mut fresh = DecompressScratch::default();
+                gpu_decompress(codec, dev, &packed, GPU_WINDOW, &mut out, &mut fresh)
+            })
         })?;
         if out != data {
             return Err(BulkError::Gpu(format!(
