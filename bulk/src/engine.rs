@@ -5,9 +5,10 @@
 //! stored in a small TOML file ([`Calibration`]); without one,
 //! [`DEFAULT_THRESHOLD`] is used (and the CLI warns).
 //!
-//! A GPU engine would be a third variant chosen above a second threshold;
-//! its design is in `docs/bulk-codec.md` (not implemented: no GPU was
-//! available to build and measure it).
+//! The GPU engine (cargo feature `gpu`, `crate::gpu`) is a third variant:
+//! `--engine auto` picks it above a second threshold, which `calibrate
+//! --gpu` stores per algorithm when a GPU that is not a software adapter
+//! wins (`docs/bulk-codec.md`, "Engine dispatch" and "GPU engine").
 
 use std::collections::BTreeMap;
 use std::io::Cursor;

@@ -304,6 +304,7 @@ pub struct BenchArgs {
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum KernelArg {
     Auto,
+    Avx512,
     Avx2,
     Scalar,
 }
@@ -789,6 +790,7 @@ fn bench_cmd(a: BenchArgs) -> Result<()> {
         if algo == "mpc" && a.block_bytes.is_none_or(|b| b == 32) {
             let kernel = match a.kernel.unwrap_or(KernelArg::Auto) {
                 KernelArg::Auto => Kernel::best(),
+                KernelArg::Avx512 => Kernel::Avx512,
                 KernelArg::Avx2 => Kernel::Avx2,
                 KernelArg::Scalar => Kernel::Scalar,
             };

@@ -24,9 +24,8 @@ mod tables;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
-// Rust 1.89 or later (AVX-512 intrinsics).
+// AVX-512 intrinsics: Rust 1.89 or later (the workspace's rust-version)
 #[cfg(target_arch = "x86_64")]
-#[clippy::msrv = "1.89"]
 mod avx512;
 
 use crate::bits::{BitReader, SliceWriter};
