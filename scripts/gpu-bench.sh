@@ -23,6 +23,9 @@
 #   GPU_BENCH_ADAPTER adapter for --gpu-adapter (default: the engine's
 #                     choice, a discrete GPU first)
 #   GPU_BENCH_MODEL   MPC model set (default models/default)
+#   GPU_BENCH_MPC_KERNELS
+#                     forms of the MPC kernels the bench times, a row each
+#                     (--gpu-mpc-kernels; default specialised,generic)
 #
 # Exit status 0 only when every step ran and every cmp matched; the last
 # line of summary.txt says which step failed otherwise.
@@ -32,6 +35,7 @@ out=${GPU_BENCH_OUT:-build/gpu-bench}
 mib=${GPU_BENCH_MIB:-1024}
 files=${GPU_BENCH_FILES:-../shared/corpus}
 model=${GPU_BENCH_MODEL:-models/default}
+mpc_kernels=${GPU_BENCH_MPC_KERNELS:-specialised,generic}
 adapter=${GPU_BENCH_ADAPTER:-}
 threads=$(nproc)
 
@@ -183,7 +187,7 @@ done
 say ""
 # 5. The bench: GPU engine and CPU pool on all host threads, one run.
 t0=$(now)
-if "$mpc" bench --gpu "${gpu_opt[@]}" --algos mpc,magbdi,dpc --zstd 1 -j "$threads" \
+if "$mpc" bench --gpu "${gpu_opt[@]}" --gpu-mpc-kernels "$mpc_kernels" --algos mpc,magbdi,dpc --zstd 1 -j "$threads" \
     -m "$model" "$stream" >"$out/bench.txt" 2>"$out/bench.log"; then
     say "bench: $(span "$t0" "$(now)") s"
     tee -a "$summary" <"$out/bench.txt"

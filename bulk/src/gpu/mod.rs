@@ -29,7 +29,7 @@ pub mod uniform;
 pub use device::{adapters, AdapterDesc, Gpu};
 pub use engine::{GpuEngine, GpuStats, ResidentBlocks, ResidentChunks};
 pub use kernel::GpuAlgo;
-pub use open::open_engine;
+pub use open::{open_engine, open_engine_with, MpcKernels};
 
 /// WGSL bit writer prepended to every compress kernel.
 pub const BITS_WRITE: &str = include_str!("wgsl/bits_write.wgsl");

@@ -292,10 +292,13 @@ fn restore_order(bytes: &[ByteRule; BLOCK_BYTES]) -> [usize; BLOCK_BYTES] {
 /// IDs, a reorder that is not a permutation, a base out of range or on a
 /// cycle, a shift outside -7..=7).
 pub fn algo(set: &ModelSet) -> Result<GpuAlgo, BulkError> {
-    algo_with(
-        set,
-        4 * (set.predictors.len() * PREDICTOR_WORDS + 4) <= UNIFORM_TABLES_MAX,
-    )
+    algo_with(set, fits_uniform(set))
+}
+
+/// Whether the tables of `set` fit [`UNIFORM_TABLES_MAX`] (at most 14
+/// predictors): the condition for the specialised kernels.
+pub fn fits_uniform(set: &ModelSet) -> bool {
+    4 * (set.predictors.len() * PREDICTOR_WORDS + 4) <= UNIFORM_TABLES_MAX
 }
 
 /// [`algo`] with the tables bound as a uniform array and the kernels

@@ -297,8 +297,45 @@ pub struct BenchArgs {
     #[arg(long, requires = "gpu", value_delimiter = ',', default_value = "8",
           value_parser = clap::value_parser!(u64).range(1..=1024))]
     gpu_part_mib: Vec<u64>,
+    /// With --gpu and mpc among --algos: the form of the MPC kernels, the
+    /// engine's choice (auto), the kernels specialised for the model set,
+    /// or the generic ones; several give a row each.
+    #[arg(
+        long,
+        requires = "gpu",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "auto"
+    )]
+    gpu_mpc_kernels: Vec<MpcKernelsArg>,
     /// Files or corpus directories (default ../shared/corpus).
     files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum MpcKernelsArg {
+    Auto,
+    Specialised,
+    Generic,
+}
+
+impl MpcKernelsArg {
+    fn name(self) -> &'static str {
+        match self {
+            MpcKernelsArg::Auto => "auto",
+            MpcKernelsArg::Specialised => "specialised",
+            MpcKernelsArg::Generic => "generic",
+        }
+    }
+
+    #[cfg(feature = "gpu")]
+    fn kernels(self) -> bulk::gpu::MpcKernels {
+        match self {
+            MpcKernelsArg::Auto => bulk::gpu::MpcKernels::Auto,
+            MpcKernelsArg::Specialised => bulk::gpu::MpcKernels::Specialised,
+            MpcKernelsArg::Generic => bulk::gpu::MpcKernels::Generic,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -857,27 +894,6 @@ fn gpu_bench(a: &BenchArgs, data: &[Vec<u8>], pool: &rayon::ThreadPool) -> Resul
             outln!("{algo}: no GPU kernels")?;
             continue;
         }
-        let dev = bulk::gpu::open_engine(codec.as_ref(), a.gpu_adapter.as_deref())?;
-        if adapter.is_none() {
-            let (up, down) = gb::copy_bandwidth(&dev.gpu, 256 << 20, 3)?;
-            outln!(
-                "\nGPU engine on {}: host->device {up:.2} GB/s, device->host {down:.2} GB/s (256 MiB copies)",
-                dev.gpu.adapter
-            )?;
-            adapter = Some(dev.gpu.adapter.clone());
-            // the host path alone: the first window and part size asked for
-            let w = a.gpu_window_mib.first().copied().unwrap_or(64);
-            let p = a.gpu_part_mib.first().copied().unwrap_or(8);
-            dev.set_part_bytes((p as usize) << 20);
-            transfers = Some(gb::transfer_rates(
-                codec.as_ref(),
-                &dev,
-                &stream,
-                (w as usize) << 20,
-                2,
-                pool,
-            )?);
-        }
         let mut cpu = Vec::new();
         let opts = CompressOptions {
             original_len: Some(stream.len() as u64),
@@ -892,21 +908,61 @@ fn gpu_bench(a: &BenchArgs, data: &[Vec<u8>], pool: &rayon::ThreadPool) -> Resul
                 &|_| {},
             )
         })?;
-        // a window of `w` MiB in the codec's chunks
-        let chunk = bulk::stream::header_for(codec.as_ref(), &CompressOptions::default())?
-            .chunk_bytes()
-            .max(1);
-        let chunks_of =
-            |w: u64| ((w << 20) / chunk).clamp(1, bulk::stream::MAX_WINDOW as u64) as usize;
-        let sweep = a.gpu_window_mib.len() * a.gpu_part_mib.len() > 1;
-        for &w in &a.gpu_window_mib {
-            for &p in &a.gpu_part_mib {
+        let forms: Vec<MpcKernelsArg> = if matches!(codec.gpu_kind(), bulk::GpuKind::Mpc(_)) {
+            a.gpu_mpc_kernels.clone()
+        } else {
+            vec![MpcKernelsArg::Auto]
+        };
+        for &form in &forms {
+            let dev = bulk::gpu::open_engine_with(
+                codec.as_ref(),
+                a.gpu_adapter.as_deref(),
+                form.kernels(),
+            )?;
+            if adapter.is_none() {
+                let (up, down) = gb::copy_bandwidth(&dev.gpu, 256 << 20, 3)?;
+                outln!(
+                    "\nGPU engine on {}: host->device {up:.2} GB/s, device->host {down:.2} GB/s (256 MiB copies)",
+                    dev.gpu.adapter
+                )?;
+                adapter = Some(dev.gpu.adapter.clone());
+                // the host path alone: the first window and part size asked for
+                let w = a.gpu_window_mib.first().copied().unwrap_or(64);
+                let p = a.gpu_part_mib.first().copied().unwrap_or(8);
                 dev.set_part_bytes((p as usize) << 20);
-                let mut row = gb::run(codec.as_ref(), &dev, &stream, &cpu, 2, chunks_of(w), pool)?;
-                if sweep {
-                    row.name = format!("{algo} w{w} p{p}");
+                transfers = Some(gb::transfer_rates(
+                    codec.as_ref(),
+                    &dev,
+                    &stream,
+                    (w as usize) << 20,
+                    2,
+                    pool,
+                )?);
+            }
+            // a window of `w` MiB in the codec's chunks
+            let chunk = bulk::stream::header_for(codec.as_ref(), &CompressOptions::default())?
+                .chunk_bytes()
+                .max(1);
+            let chunks_of =
+                |w: u64| ((w << 20) / chunk).clamp(1, bulk::stream::MAX_WINDOW as u64) as usize;
+            let sweep = a.gpu_window_mib.len() * a.gpu_part_mib.len() > 1;
+            for &w in &a.gpu_window_mib {
+                for &p in &a.gpu_part_mib {
+                    dev.set_part_bytes((p as usize) << 20);
+                    let mut row =
+                        gb::run(codec.as_ref(), &dev, &stream, &cpu, 2, chunks_of(w), pool)?;
+                    let form = if forms.len() > 1 {
+                        format!(" {}", form.name())
+                    } else {
+                        String::new()
+                    };
+                    row.name = if sweep {
+                        format!("{algo}{form} w{w} p{p}")
+                    } else {
+                        format!("{}{form}", row.name)
+                    };
+                    rows.push(row);
                 }
-                rows.push(row);
             }
         }
     }
