@@ -14,7 +14,8 @@
 //! * the MPC units of every kind of model set the format allows beyond
 //!   the shipped ones: each custom model present or absent, zero-run and
 //!   exact selection, one predictor and two; the compressor at both
-//!   depths, the decompressor at its default depth. The shipped sets have
+//!   depths (the default depth only, unless `MPCGEN_EVERY_DEPTH=1`), the
+//!   decompressor at its default depth. The shipped sets have
 //!   both custom models; a set without them once generated a constant
 //!   comparison (`s1_choice_id >= 0`), and a one-predictor
 //!   exact-selection set without same-words a score nothing read.
@@ -258,6 +259,9 @@ fn mpc_variant_jobs(jobs: &mut Vec<Job>) {
                         });
                     };
                     for stages in COMPRESSOR_STAGES {
+                        if !every_depth() && stages != Options::default().compressor_stages() {
+                            continue;
+                        }
                         let opts = Options::with_stages(stages, 4).expect("depths");
                         push(Unit::Mpc(Side::Compressor), stages, opts, "c");
                     }

@@ -39,7 +39,7 @@ fn check(unit: Unit) {
         design: Design::Mpc { model, unit },
         build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("mutate"),
         sim: Simulator::Icarus,
-        blocks: 150,
+        blocks: 60,
         seed: 3,
         corpus: None,
         sample: None,
