@@ -378,6 +378,43 @@ impl GpuEngine {
     }
 
     /// The buffer sets, at least `n` of them.
+    /// One window's parts through the buffer sets: part p is submitted on
+    /// set p % k (k the sets in flight, at most one per part), a set is
+    /// reused once its previous part is finished, and the parts are
+    /// finished in order; `ctx` is what both steps read or write (the
+    /// output, or the chunks both the submission and the finish use).
+    fn run_parts<C: ?Sized, R, P>(
+        &self,
+        parts: Vec<R>,
+        ctx: &mut C,
+        mut submit: impl FnMut(&mut Buffers, &mut C, R, bool) -> Result<P, BulkError>,
+        mut finish: impl FnMut(&mut Buffers, &mut C, P) -> Result<(), BulkError>,
+    ) -> Result<(), BulkError> {
+        let k = self
+            .in_flight()
+            .clamp(1, MAX_IN_FLIGHT)
+            .min(parts.len())
+            .max(1);
+        let serial = k == 1;
+        let mut sets = self.lock(k)?;
+        let mut pending: VecDeque<(usize, P)> = VecDeque::with_capacity(k);
+        for (p, r) in parts.into_iter().enumerate() {
+            if pending.len() == k {
+                if let Some((s, done)) = pending.pop_front() {
+                    finish(&mut sets[s], ctx, done)?;
+                }
+            }
+            let set = p % k;
+            let part = submit(&mut sets[set], ctx, r, serial)?;
+            pending.push_back((set, part));
+        }
+        while let Some((s, done)) = pending.pop_front() {
+            finish(&mut sets[s], ctx, done)?;
+        }
+        self.count_window();
+        Ok(())
+    }
+
     fn lock(&self, n: usize) -> Result<std::sync::MutexGuard<'_, Vec<Buffers>>, BulkError> {
         let mut sets = self
             .sets
@@ -858,26 +895,12 @@ impl GpuEngine {
             .step_by(part)
             .map(|a| a..(a + part).min(data.len()))
             .collect();
-        let k = self.in_flight().clamp(1, MAX_IN_FLIGHT);
-        let k = k.min(ranges.len()).max(1);
-        let serial = k == 1;
-        let mut sets = self.lock(k)?;
-        let mut pending: VecDeque<(usize, EchoPart)> = VecDeque::with_capacity(k);
-        for (p, r) in ranges.into_iter().enumerate() {
-            if pending.len() == k {
-                if let Some((s, done)) = pending.pop_front() {
-                    self.finish_echo(&mut sets[s], done, out)?;
-                }
-            }
-            let set = p % k;
-            let part = self.submit_echo(&mut sets[set], data, r, serial)?;
-            pending.push_back((set, part));
-        }
-        while let Some((s, done)) = pending.pop_front() {
-            self.finish_echo(&mut sets[s], done, out)?;
-        }
-        self.count_window();
-        Ok(())
+        self.run_parts(
+            ranges,
+            out,
+            |b, _, r, serial| self.submit_echo(b, data, r, serial),
+            |b, out, done| self.finish_echo(b, done, out),
+        )
     }
 
     /// Stage and submit one part of [`transfer_window`](Self::transfer_window).
@@ -976,29 +999,16 @@ impl WindowCoder for GpuEngine {
             return Err(BulkError::Gpu("window chunk count mismatch".into()));
         }
         let parts = parts(chunks, chunk_in, self.part_bytes.load(Ordering::Relaxed));
-        let k = self.in_flight().clamp(1, MAX_IN_FLIGHT);
-        let k = k.min(parts.len()).max(1);
-        let serial = k == 1;
-        let mut sets = self.lock(k)?;
-        // part p uses set p % k; a set is reused once its part is finished
-        let mut pending: VecDeque<(usize, CompressPart)> = VecDeque::with_capacity(k);
-        for (p, r) in parts.into_iter().enumerate() {
-            if pending.len() == k {
-                if let Some((s, done)) = pending.pop_front() {
-                    self.finish_compress(&mut sets[s], done, stored, bits)?;
-                }
-            }
-            let set = p % k;
-            let lo = r.start * chunk_in;
-            let hi = (r.end * chunk_in).min(data.len());
-            let part = self.submit_compress(&mut sets[set], header, &data[lo..hi], r, serial)?;
-            pending.push_back((set, part));
-        }
-        while let Some((s, done)) = pending.pop_front() {
-            self.finish_compress(&mut sets[s], done, stored, bits)?;
-        }
-        self.count_window();
-        Ok(())
+        self.run_parts(
+            parts,
+            &mut (stored, bits),
+            |b, _, r, serial| {
+                let lo = r.start * chunk_in;
+                let hi = (r.end * chunk_in).min(data.len());
+                self.submit_compress(b, header, &data[lo..hi], r, serial)
+            },
+            |b, (stored, bits), done| self.finish_compress(b, done, stored, bits),
+        )
     }
 
     fn decompress_window(
@@ -1012,25 +1022,11 @@ impl WindowCoder for GpuEngine {
             chunk_in,
             self.part_bytes.load(Ordering::Relaxed),
         );
-        let k = self.in_flight().clamp(1, MAX_IN_FLIGHT);
-        let k = k.min(parts.len()).max(1);
-        let serial = k == 1;
-        let mut sets = self.lock(k)?;
-        let mut pending: VecDeque<(usize, DecompressPart)> = VecDeque::with_capacity(k);
-        for (p, r) in parts.into_iter().enumerate() {
-            if pending.len() == k {
-                if let Some((s, done)) = pending.pop_front() {
-                    self.finish_decompress(&mut sets[s], done, chunks)?;
-                }
-            }
-            let set = p % k;
-            let part = self.submit_decompress(&mut sets[set], header, chunks, r, serial)?;
-            pending.push_back((set, part));
-        }
-        while let Some((s, done)) = pending.pop_front() {
-            self.finish_decompress(&mut sets[s], done, chunks)?;
-        }
-        self.count_window();
-        Ok(())
+        self.run_parts(
+            parts,
+            chunks,
+            |b, chunks, r, serial| self.submit_decompress(b, header, chunks, r, serial),
+            |b, chunks, done| self.finish_decompress(b, done, chunks),
+        )
     }
 }

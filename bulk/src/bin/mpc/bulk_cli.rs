@@ -320,6 +320,7 @@ pub enum MpcKernelsArg {
 }
 
 impl MpcKernelsArg {
+    #[cfg(feature = "gpu")]
     fn name(self) -> &'static str {
         match self {
             MpcKernelsArg::Auto => "auto",
