@@ -213,6 +213,21 @@ pub enum When {
     /// Compressor: the output is not the raw escape. Decompressor: inputs
     /// the golden model accepts with a model other than raw.
     NotRaw,
+    /// Units with programmable slots: the model chosen (compressor, before
+    /// the raw check) or decoded (decompressor) is one of the loaded slots
+    /// of the active image.
+    Slot,
+    /// Units with programmable slots: the model chosen or decoded is a
+    /// hard-wired predictor (not a slot, not a custom model, not raw).
+    HardWired,
+    /// Units with programmable slots: every block (decompressor: every
+    /// input, rejected ones included) except those whose model is a
+    /// loaded slot.
+    NotSlot,
+    /// Units with programmable slots: the output is (compressor), or the
+    /// input decodes as (decompressor), the raw escape of the active
+    /// image, whose model ID depends on the slots it loads.
+    Raw,
 }
 
 /// One probe of a generated unit.
@@ -398,6 +413,15 @@ pub enum Mirror {
     Candidate { index: usize, field: CandidateField },
     /// `chosen.<field>`: the chosen predictor's path.
     Chosen(CandidateField),
+    /// `slots[j].<field>`: the path of slot `j` of a unit with
+    /// programmable slots (the golden trace of the programmed set: the
+    /// candidate of the slot's predictor after the hard-wired ones);
+    /// compared only while the active image loads slot `j`.
+    Slot { slot: usize, field: CandidateField },
+    /// `best_hard_wired.<field>`: the path of the predictor the selection
+    /// rule chooses among the hard-wired predictors alone (units with
+    /// programmable slots, which choose between it and the slots).
+    BestHardWired(CandidateField),
     /// `is_zero_block`.
     IsZeroBlock,
     /// `is_same_words`.
@@ -540,6 +564,8 @@ impl std::fmt::Display for Mirror {
                 write!(f, "candidates[{index}].{}", field.name())
             }
             Mirror::Chosen(field) => write!(f, "chosen.{}", field.name()),
+            Mirror::Slot { slot, field } => write!(f, "slots[{slot}].{}", field.name()),
+            Mirror::BestHardWired(field) => write!(f, "best_hard_wired.{}", field.name()),
             Mirror::Plane(q) => write!(f, "planes[{q}]"),
             Mirror::Size { index, field } => write!(f, "sizes[{index}].{}", field.name()),
             Mirror::Copy { copy, field } => write!(f, "{}.{}", copy.name(), field.name()),
@@ -588,6 +614,19 @@ impl std::str::FromStr for Mirror {
                 .and_then(CandidateField::parse)
                 .ok_or_else(|| err(format!("`{rest}` is not a field of a predictor's path")))?;
             return Ok(Mirror::Candidate { index, field });
+        }
+        if let Some(r) = indexed(text, "slots") {
+            let (slot, rest) = r.map_err(err)?;
+            let field = rest
+                .strip_prefix('.')
+                .and_then(CandidateField::parse)
+                .ok_or_else(|| err(format!("`{rest}` is not a field of a predictor's path")))?;
+            return Ok(Mirror::Slot { slot, field });
+        }
+        if let Some(rest) = text.strip_prefix("best_hard_wired.") {
+            let field = CandidateField::parse(rest)
+                .ok_or_else(|| err(format!("`{rest}` is not a field of a predictor's path")))?;
+            return Ok(Mirror::BestHardWired(field));
         }
         if let Some(rest) = text.strip_prefix("chosen.") {
             let field = CandidateField::parse(rest)

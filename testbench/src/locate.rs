@@ -25,6 +25,7 @@ use crate::vcd::{bits_to_hex, Vcd};
 use crate::vectors::{self, Block, CompVector, DecompVector};
 use crate::{Simulator, Unit};
 
+pub mod slots;
 pub mod stream;
 
 /// Locating problems.
@@ -69,6 +70,8 @@ pub enum LocateError {
     Probes { set: String, message: String },
     #[error(transparent)]
     Stream(#[from] crate::stream_unit::StreamError),
+    #[error(transparent)]
+    Slots(#[from] crate::slots::SlotsError),
     /// The golden model refuses the failing input, or the unit cannot be
     /// emitted again.
     #[error("{unit}: {message}")]
@@ -185,17 +188,62 @@ pub enum Check {
     },
 }
 
+/// The slots of a unit with programmable slots, for its golden trace:
+/// the programmed set codes as the model set whose predictors are the
+/// hard-wired ones followed by the loaded slots
+/// ([`golden::mpc::program::ProgrammedSet::expanded`]).
+#[derive(Clone, Debug)]
+pub struct SlotContext {
+    /// Hard-wired predictors (candidates `0..p` of the trace).
+    pub p: usize,
+    /// Per slot of the unit: its candidate index in the trace, `None`
+    /// while the active image does not load it.
+    pub candidates: Vec<Option<usize>>,
+}
+
+impl SlotContext {
+    /// The context of `ps` (a model set with `p` hard-wired predictors
+    /// programmed with an image).
+    pub fn of(ps: &golden::mpc::program::ProgrammedSet, p: usize) -> SlotContext {
+        let mut next = p;
+        let candidates = (0..ps.slots())
+            .map(|j| {
+                ps.slot_id(j).map(|_| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        SlotContext { p, candidates }
+    }
+
+    /// The candidate of slot `j`: `Ok(None)` when unloaded, `Err` past K.
+    fn candidate(&self, j: usize) -> Result<Option<usize>, String> {
+        self.candidates
+            .get(j)
+            .copied()
+            .ok_or_else(|| format!("no slot {j} (the unit has {})", self.candidates.len()))
+    }
+
+    /// Whether candidate `i` is a slot.
+    fn is_slot(&self, i: usize) -> bool {
+        i >= self.p
+    }
+}
+
 /// What the golden model says about the compressed block.
 struct CompGolden {
     t: golden::mpc::trace::CompressTrace,
     choice: Choice,
     choice_id: u32,
-    /// The choice of the selection rule without the custom models.
+    /// The choice of the selection rule without the custom models (and,
+    /// with slots, among the hard-wired predictors alone).
     best: usize,
+    slots: Option<SlotContext>,
 }
 
 impl CompGolden {
-    fn new(block: &Block, set: &ModelSet) -> CompGolden {
+    fn new(block: &Block, set: &ModelSet, slots: Option<SlotContext>) -> CompGolden {
         let t = reference::compress_traced(block, set);
         let scores: Vec<_> = t.candidates.iter().map(|c| c.score).collect();
         let choice = select::choose(set, block, &scores);
@@ -209,7 +257,9 @@ impl CompGolden {
             zero_block: false,
             same_words: false,
         };
-        let best = match select::choose(&plain, block, &scores) {
+        let hard_wired = slots.as_ref().map_or(scores.len(), |c| c.p);
+        plain.predictors.truncate(hard_wired);
+        let best = match select::choose(&plain, block, &scores[..hard_wired.min(scores.len())]) {
             Choice::Predictor(i) => i,
             _ => 0,
         };
@@ -218,6 +268,7 @@ impl CompGolden {
             choice,
             choice_id,
             best,
+            slots,
         }
     }
 
@@ -229,11 +280,19 @@ impl CompGolden {
             Choice::Predictor(i) => Some(i),
             _ => None,
         };
+        let slot_chosen = match (&self.slots, chosen) {
+            (Some(c), Some(i)) => c.is_slot(i),
+            _ => false,
+        };
         let applies = match p.when {
             When::Always | When::Accepted => true,
             When::Predictor => chosen.is_some(),
             When::Model(id) => self.choice_id == id,
             When::NotRaw => self.t.output.model != set.raw_id(),
+            When::Slot => slot_chosen,
+            When::HardWired => chosen.is_some() && !slot_chosen,
+            When::NotSlot => !slot_chosen,
+            When::Raw => self.t.output.model == set.raw_id(),
         };
         if !applies {
             return Ok(None);
@@ -279,6 +338,17 @@ impl CompGolden {
                 })?;
                 candidate(i, field)
             }
+            Mirror::Slot { slot, field } => {
+                let c = self
+                    .slots
+                    .as_ref()
+                    .ok_or_else(|| format!("`{}`: the unit has no slots", p.mirrors))?;
+                match c.candidate(slot)? {
+                    Some(i) => candidate(i, field),
+                    None => Ok(None),
+                }
+            }
+            Mirror::BestHardWired(field) => candidate(self.best, field),
             Mirror::IsZeroBlock => bits(number_bits(t.is_zero_block as u64, w)),
             Mirror::IsSameWords => bits(number_bits(t.is_same_words as u64, w)),
             Mirror::BestPredictor => bits(number_bits(self.best as u64, w)),
@@ -315,29 +385,54 @@ struct DecompGolden {
     header: u32,
     len: usize,
     result: Result<golden::mpc::trace::DecompressTrace, golden::mpc::DecodeError>,
+    /// Units with slots: the hard-wired predictors, and whether the input
+    /// comes with the active image's epoch (else the unit refuses it).
+    slots: Option<(usize, bool)>,
 }
 
 impl DecompGolden {
-    fn new(bits: &[u8; MAX_BLOCK_BYTES], len: usize, set: &ModelSet) -> DecompGolden {
+    fn new(
+        bits: &[u8; MAX_BLOCK_BYTES],
+        len: usize,
+        set: &ModelSet,
+        slots: Option<(usize, bool)>,
+    ) -> DecompGolden {
         let width = set.max_bits() as usize;
         DecompGolden {
             header: compare::header_field(bits, set),
             len,
             result: reference::decompress_traced(&bits[..width.div_ceil(8)], len, set),
+            slots,
+        }
+    }
+
+    /// The golden decode, `None` when the input is refused.
+    fn accepted(&self) -> Option<&golden::mpc::trace::DecompressTrace> {
+        match self.slots {
+            Some((_, false)) => None,
+            _ => self.result.as_ref().ok(),
         }
     }
 
     /// As [`CompGolden::check`].
     fn check(&self, p: &StageProbe, set: &ModelSet) -> Result<Option<Check>, String> {
-        let ok = self.result.as_ref().ok();
+        let ok = self.accepted();
+        let predictor = |t: &golden::mpc::trace::DecompressTrace| match set.kind_of(t.model_id) {
+            Some(ModelKind::Predictor(i)) => Some(i),
+            _ => None,
+        };
+        let hard_wired = self.slots.map_or(usize::MAX, |(p, _)| p);
+        let slot = ok.and_then(predictor).is_some_and(|i| i >= hard_wired);
         let applies = match p.when {
             When::Always => true,
             When::Accepted => ok.is_some(),
-            When::Predictor => {
-                ok.is_some_and(|t| matches!(set.kind_of(t.model_id), Some(ModelKind::Predictor(_))))
-            }
+            When::Predictor => ok.and_then(predictor).is_some(),
             When::Model(id) => ok.is_some_and(|t| t.model_id == id),
             When::NotRaw => ok.is_some_and(|t| t.model_id != set.raw_id()),
+            When::Slot => slot,
+            When::HardWired => ok.and_then(predictor).is_some_and(|i| i < hard_wired),
+            When::NotSlot => !slot,
+            When::Raw => ok.is_some_and(|t| t.model_id == set.raw_id()),
         };
         if !applies {
             return Ok(None);
@@ -413,6 +508,84 @@ impl Golden {
         match self {
             Golden::Comp(g) => g.check(p, set),
             Golden::Decomp(g) => g.check(p, set),
+        }
+    }
+}
+
+/// The golden values of an MPC unit's stage probes for one input: the
+/// per-stage trace of the golden model of the unit (for a unit with
+/// programmable slots, of its programmed set: the hard-wired predictors
+/// plus the loaded slots of the active image).
+pub struct ProbeGolden {
+    golden: Golden,
+    set: ModelSet,
+}
+
+impl ProbeGolden {
+    /// The compressor of `set` on `block`.
+    pub fn compressor(block: &Block, set: &ModelSet) -> ProbeGolden {
+        ProbeGolden {
+            golden: Golden::Comp(CompGolden::new(block, set, None)),
+            set: set.clone(),
+        }
+    }
+
+    /// The decompressor of `set` on `len` bits of `bits`.
+    pub fn decompressor(bits: &[u8; MAX_BLOCK_BYTES], len: usize, set: &ModelSet) -> ProbeGolden {
+        ProbeGolden {
+            golden: Golden::Decomp(DecompGolden::new(bits, len, set, None)),
+            set: set.clone(),
+        }
+    }
+
+    /// The compressor of a unit with slots, programmed as `ps` (of a set
+    /// with `p` hard-wired predictors), on `block`.
+    pub fn programmed_compressor(
+        block: &Block,
+        ps: &golden::mpc::program::ProgrammedSet,
+        p: usize,
+    ) -> ProbeGolden {
+        let set = ps.expanded().clone();
+        ProbeGolden {
+            golden: Golden::Comp(CompGolden::new(block, &set, Some(SlotContext::of(ps, p)))),
+            set,
+        }
+    }
+
+    /// The decompressor of a unit with slots, programmed as `ps`, on
+    /// `len` bits of `bits` given with the active image's epoch
+    /// (`epoch_ok`) or another (refused: only the probes compared for
+    /// every input are).
+    pub fn programmed_decompressor(
+        bits: &[u8; MAX_BLOCK_BYTES],
+        len: usize,
+        epoch_ok: bool,
+        ps: &golden::mpc::program::ProgrammedSet,
+        p: usize,
+    ) -> ProbeGolden {
+        let set = ps.expanded().clone();
+        ProbeGolden {
+            golden: Golden::Decomp(DecompGolden::new(bits, len, &set, Some((p, epoch_ok)))),
+            set,
+        }
+    }
+
+    /// The check of probe `p` (`Ok(None)`: not compared for this input;
+    /// `Err`: the trace has no such field).
+    pub fn check(&self, p: &StageProbe) -> Result<Option<Check>, String> {
+        self.golden.check(p, &self.set)
+    }
+
+    /// Why the golden model refuses the decompressor input, if it does.
+    pub fn refusal(&self) -> Option<String> {
+        match &self.golden {
+            Golden::Decomp(g @ DecompGolden { result: Err(e), .. }) if g.accepted().is_none() => {
+                Some(e.to_string())
+            }
+            Golden::Decomp(g) if g.accepted().is_none() => {
+                Some("the input's epoch is not the active image's".to_string())
+            }
+            _ => None,
         }
     }
 }
@@ -674,7 +847,7 @@ pub fn compare_probes(
 /// valid flags of the stages must be in the VCD: a missing one is an
 /// error naming the signal and the unit.
 #[allow(clippy::too_many_arguments)]
-fn check_scope(
+pub(crate) fn check_scope(
     vcd: &Vcd,
     vcd_path: &Path,
     tb: &str,
@@ -1078,7 +1251,7 @@ pub fn locate(
                   order_base: usize,
                   loc: &mut Location|
      -> Result<(), LocateError> {
-        let g = Golden::Decomp(DecompGolden::new(bits, len, set));
+        let g = Golden::Decomp(DecompGolden::new(bits, len, set, None));
         if let Golden::Decomp(DecompGolden { result: Err(e), .. }) = &g {
             loc.notes.push(format!(
                 "golden rejects the decompressor input ({e}); only the decompressor probes compared for every input (header, error flag, block) are compared"
@@ -1103,7 +1276,7 @@ pub fn locate(
             } else {
                 "dut"
             };
-            let g = Golden::Comp(CompGolden::new(&v.block, set));
+            let g = Golden::Comp(CompGolden::new(&v.block, set, None));
             check_scope(
                 &vcd,
                 &vcd_path,

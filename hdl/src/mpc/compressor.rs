@@ -32,6 +32,7 @@ use crate::circuits::{
 use crate::ir::{Expr, IrError, Module};
 use crate::stream::StreamUnit;
 use crate::unit::UnitDescription;
+use crate::unit::{CandidateField, Mirror};
 
 /// Width of the `len` ports.
 pub const LEN_WIDTH: u32 = 9;
@@ -1160,6 +1161,19 @@ impl Compressor<'_> {
             let pred = wire(m, &format!("slot_pred_s{j}"), block_of(preds)?)?;
             let gray = residues(m, &format!("slot_residue_s{j}"), in_block, &pred)?.1;
             let xored = wire(m, &format!("slot_xored_s{j}"), planes_of(&gray)?)?;
+            for (name, field) in [
+                ("slot_pred", CandidateField::Pred),
+                ("slot_xored", CandidateField::Xored),
+            ] {
+                self.probes.record(
+                    m,
+                    1,
+                    &format!("{name}_s{j}"),
+                    Mirror::Slot { slot: j, field },
+                    When::Always,
+                    None,
+                )?;
+            }
             let (name, bus) = match class {
                 RouteClass::Bits => {
                     // x[n]: natural bit n
@@ -1205,6 +1219,21 @@ impl Compressor<'_> {
                 ),
             };
             out.push(self.u.reg(1, &format!("{name}_s{j}"), bus)?);
+            // the reorder's first levels only (`slot_lanes`) mirror no
+            // trace field; the whole reorder is the slot's symbols
+            if name == "slot_symbols" {
+                self.probes.record_reg(
+                    &self.u.m,
+                    1,
+                    &format!("{name}_s{j}"),
+                    Mirror::Slot {
+                        slot: j,
+                        field: CandidateField::Symbols,
+                    },
+                    When::Always,
+                    None,
+                )?;
+            }
         }
         Ok(out)
     }
@@ -1266,6 +1295,14 @@ impl Compressor<'_> {
                 let beats = all_pairs(&hw, |a, b| a.cmp_lt(b))?;
                 let (onehot, best) = select_best(m, &beats)?;
                 let best_key = wire(m, "best_code_bits", onehot_mux(&onehot, &hw)?)?;
+                self.probes.record(
+                    m,
+                    2,
+                    "best_code_bits",
+                    Mirror::BestHardWired(CandidateField::CodeBits),
+                    When::Always,
+                    None,
+                )?;
                 let (wins, short) = exact_slot_wins(m, best_key, &sk, &flags)?;
                 (onehot, best, wins, Some(short))
             }
@@ -1278,6 +1315,7 @@ impl Compressor<'_> {
                 })
             }
         };
+        self.adopt_slot_scores(scratch, 2);
         self.slot_choice(
             2,
             SlotChoice {
@@ -1293,6 +1331,80 @@ impl Compressor<'_> {
                 block,
             },
         )
+    }
+
+    /// The slots' score probes that [`zero_run_key`] and [`code_bits`]
+    /// recorded in `scratch` (as candidates after the hard-wired ones, in
+    /// stage 1), as probes of slot `j` in stage `stage`; a slot's model ID
+    /// depends on the image, so its probes name the slot, not a
+    /// candidate index.
+    fn adopt_slot_scores(&mut self, scratch: Probes, stage: usize) {
+        let p = self.set.predictors.len();
+        for mut probe in scratch.list {
+            if let Mirror::Candidate { index, field } = probe.mirrors {
+                if index >= p {
+                    probe.mirrors = Mirror::Slot {
+                        slot: index - p,
+                        field,
+                    };
+                    probe.stage = stage;
+                    self.probes.list.push(probe);
+                }
+            }
+        }
+    }
+
+    /// The registered custom-model tests of stage `stage` of a compressor
+    /// with slots (`s<stage>_is_zero_block`, `s<stage>_is_same_words`).
+    fn custom_probes(&mut self, stage: usize) -> Result<(), IrError> {
+        let custom = self.set.custom;
+        for (has, name, mirrors) in [
+            (custom.zero_block, "is_zero_block", Mirror::IsZeroBlock),
+            (custom.same_words, "is_same_words", Mirror::IsSameWords),
+        ] {
+            if has {
+                self.probes
+                    .record_reg(&self.u.m, stage, name, mirrors, When::Always, None)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The stage-2 registers of the 5-stage compressor with `k` slots: the
+    /// best hard-wired predictor and its score, each slot's symbols and
+    /// score (exact scores cross as partial sums, which mirror no trace
+    /// field), the custom-model tests.
+    fn split_stage2_probes(&mut self, k: usize) -> Result<(), IrError> {
+        let exact = self.set.selection == Selection::Exact;
+        let mut list: Vec<(String, Mirror)> =
+            vec![("best_predictor".to_string(), Mirror::BestPredictor)];
+        let runs = CandidateField::LongestZeroRunThermometer;
+        let counts = CandidateField::ZeroCountThermometer;
+        if exact {
+            list.push((
+                "best_code_bits".to_string(),
+                Mirror::BestHardWired(CandidateField::CodeBits),
+            ));
+        } else {
+            list.push(("best_zero_runs".to_string(), Mirror::BestHardWired(runs)));
+            list.push((
+                "best_zero_counts".to_string(),
+                Mirror::BestHardWired(counts),
+            ));
+        }
+        for j in 0..k {
+            let slot = |field| Mirror::Slot { slot: j, field };
+            list.push((format!("slot_symbols_s{j}"), slot(CandidateField::Symbols)));
+            if !exact {
+                list.push((format!("slot_s{j}_zero_runs"), slot(runs)));
+                list.push((format!("slot_s{j}_zero_counts"), slot(counts)));
+            }
+        }
+        for (name, mirrors) in list {
+            self.probes
+                .record_reg(&self.u.m, 2, &name, mirrors, When::Always, None)?;
+        }
+        self.custom_probes(2)
     }
 
     /// Each slot's symbols in its select stage: the rest of its reorder
@@ -1322,6 +1434,17 @@ impl Compressor<'_> {
                 _ => reg.clone(),
             };
             out.push(wire(m, &format!("slot_symbols_s{j}"), symbols)?);
+            self.probes.record(
+                m,
+                2,
+                &format!("slot_symbols_s{j}"),
+                Mirror::Slot {
+                    slot: j,
+                    field: CandidateField::Symbols,
+                },
+                When::Always,
+                None,
+            )?;
         }
         Ok(out)
     }
@@ -1344,6 +1467,28 @@ impl Compressor<'_> {
         if custom.same_words {
             is_same_words = self.u.reg(1, "is_same_words", is_same_words)?;
         }
+        // the registered scores and custom-model tests
+        let fields: &[(&str, CandidateField)] = match &keys {
+            Keys::ZeroRun(_) => &[
+                ("zero_runs", CandidateField::LongestZeroRunThermometer),
+                ("zero_counts", CandidateField::ZeroCountThermometer),
+            ],
+            Keys::Exact(_) => &[("code_bits", CandidateField::CodeBits)],
+            Keys::None | Keys::ExactParts(_) => &[],
+        };
+        for q in 0..self.set.predictors.len() {
+            for &(name, field) in fields {
+                self.probes.record_reg(
+                    &self.u.m,
+                    1,
+                    &format!("{name}_p{q}"),
+                    Mirror::Candidate { index: q, field },
+                    When::Always,
+                    None,
+                )?;
+            }
+        }
+        self.custom_probes(1)?;
         let block = self.probe_reg(1, "block", in_block.clone(), "block", When::Always)?;
         Ok(SlotInputs {
             keys,
@@ -1380,6 +1525,30 @@ impl Compressor<'_> {
             chosen = Expr::mux(w, sym, &chosen)?;
         }
         let chosen = wire(m, "chosen_symbols", chosen)?;
+        for (name, mirrors, when) in [
+            (
+                "chosen_pred",
+                Mirror::BestHardWired(CandidateField::Pred),
+                When::Always,
+            ),
+            (
+                "chosen_xored",
+                Mirror::BestHardWired(CandidateField::Xored),
+                When::Always,
+            ),
+            (
+                "chosen_hw_symbols",
+                Mirror::BestHardWired(CandidateField::Symbols),
+                When::Always,
+            ),
+            (
+                "chosen_symbols",
+                Mirror::Chosen(CandidateField::Symbols),
+                When::Predictor,
+            ),
+        ] {
+            self.probes.record(m, stage, name, mirrors, when, None)?;
+        }
         let iw = self.h.max(best.width());
         let mut pred_id = best
             .zext(iw)?
@@ -1445,6 +1614,27 @@ impl Compressor<'_> {
                 let beats = all_pairs(&totals, |a, b| a.cmp_lt(b))?;
                 let (onehot, best) = select_best(m, &beats)?;
                 let best_key = wire(m, "best_code_bits", onehot_mux(&onehot, &totals)?)?;
+                for q in 0..totals.len() {
+                    self.probes.record(
+                        m,
+                        2,
+                        &format!("cand_p{q}_code_bits"),
+                        Mirror::Candidate {
+                            index: q,
+                            field: CandidateField::CodeBits,
+                        },
+                        When::Always,
+                        None,
+                    )?;
+                }
+                self.probes.record(
+                    m,
+                    2,
+                    "best_code_bits",
+                    Mirror::BestHardWired(CandidateField::CodeBits),
+                    When::Always,
+                    None,
+                )?;
                 let slot_parts: Vec<Vec<Expr>> = slot_symbols
                     .iter()
                     .enumerate()
@@ -1524,6 +1714,8 @@ impl Compressor<'_> {
             is_same_words = u.reg(2, "is_same_words", is_same_words)?;
         }
         let block = self.probe_reg(2, "block", block, "block", When::Always)?;
+        self.adopt_slot_scores(scratch, 2);
+        self.split_stage2_probes(slot_symbols.len())?;
         // stage 3: the choice
         self.u.stage(
             3,
@@ -1540,6 +1732,19 @@ impl Compressor<'_> {
                     .enumerate()
                     .map(|(j, parts)| wire(m, &format!("slot_code_bits_s{j}"), parts_total(parts)?))
                     .collect::<Result<_, _>>()?;
+                for j in 0..sk.len() {
+                    self.probes.record(
+                        m,
+                        3,
+                        &format!("slot_code_bits_s{j}"),
+                        Mirror::Slot {
+                            slot: j,
+                            field: CandidateField::CodeBits,
+                        },
+                        When::Always,
+                        None,
+                    )?;
+                }
                 let (wins, short) = exact_slot_wins(m, best_key, &sk, &flags)?;
                 (wins, Some(short))
             }

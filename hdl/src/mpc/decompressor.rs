@@ -23,7 +23,7 @@ use golden::mpc::program::{Form, ReorderClass};
 use golden::mpc::{ByteRule, ModelSet, Predictor, BLOCK_BYTES, STREAM_BITS, SYMBOLS};
 
 use super::compressor::{symbol, LEN_WIDTH};
-use super::probes::{Probes, When};
+use super::probes::{Mirror, Probes, StageProbe, When};
 use super::slots::{self, ConfigBlock, ConfigOutputs, ConfigPorts, Ids, SlotSpec};
 use super::table1::{
     priority, DEFAULT_LEN, HALF_LEN, PAIR_LEN, RUN_LEN, SINGLE_LEN, SLOT, SYMBOL_BITS, ZERO_LEN,
@@ -1331,11 +1331,19 @@ impl Decompressor<'_> {
                     .into_iter()
                     .map(|b| b.ok_or(IrError::EmptyConcat))
                     .collect::<Result<_, _>>()?;
-                return Ok([
+                let regs = [
                     u.reg(s, "block", block_of(bytes)?)?,
                     u.reg(s, "error", error)?,
                     u.reg(s, "model", model)?,
-                ]);
+                ];
+                for (name, mirrors, when) in [
+                    ("block", Mirror::Block, When::Always),
+                    ("error", Mirror::Error, When::Always),
+                    ("model", Mirror::ModelId, When::Accepted),
+                ] {
+                    self.probes.record_reg(&u.m, s, name, mirrors, when, None)?;
+                }
+                return Ok(regs);
             }
             // the residues of the bytes later levels compute, and the
             // bytes they read, lowest byte in the low bits
@@ -1358,6 +1366,12 @@ impl Decompressor<'_> {
             held = later;
             error = u.reg(s, "error", error)?;
             model = u.reg(s, "model", model)?;
+            for (name, mirrors, when) in [
+                ("error", Mirror::Error, When::Always),
+                ("model", Mirror::ModelId, When::Accepted),
+            ] {
+                self.probes.record_reg(&u.m, s, name, mirrors, when, None)?;
+            }
         }
         Err(IrError::ParameterOutOfRange {
             what: "slot restoration stages".to_string(),
@@ -1421,6 +1435,15 @@ impl Decompressor<'_> {
             let any_slot = wire(m, &format!("s{}_is_any_slot", self.inv), any_of(chosen)?)?;
             sel.push(any_slot);
             vals.push(slot_inverse(m, ctl, set, chosen, &inv.residue)?);
+            let mut names = vec![
+                ("slot_xored".to_string(), Mirror::Xored),
+                ("slot_residue".to_string(), Mirror::Residue),
+            ];
+            names.extend((0..8).map(|q| (format!("slot_plane{q}"), Mirror::Plane(q))));
+            for (name, mirrors) in names {
+                self.probes
+                    .record(m, stages, &name, mirrors, When::Slot, None)?;
+            }
             let reads = level_reads(1..=ctl.form.max_depth, ctl.form.max_depth);
             slot_next = Some(chosen_rules(m, "slot_rules", chosen, &ctl.rules, &reads)?);
         }
@@ -1533,8 +1556,50 @@ pub fn build_slots(
     d.u.drive(&out_block, block)?;
     d.u.drive(&out_error, error)?;
     d.u.drive(&out_model, model)?;
-    // the stage probes mirror the hard-wired decode only: none here
-    d.u.finish(Vec::new())
+    let probes = slot_unit_probes(std::mem::take(&mut d.probes.list), set, d.inv, base);
+    d.u.finish(probes)
+}
+
+/// The probes of a decompressor with slots: those its hard-wired decode
+/// records, with the comparisons a slot changes restated (the raw escape's
+/// model ID depends on the loaded slots; the inverse-transform stage `inv`
+/// passes a slot's symbols on in `s<inv>_residue`; the restoration stage
+/// `base` registers a slot's residues in `s<base>_block`, restored by the
+/// stages after it), then the slot path's own.
+fn slot_unit_probes(
+    list: Vec<StageProbe>,
+    set: &ModelSet,
+    inv: usize,
+    base: usize,
+) -> Vec<StageProbe> {
+    let raw = set.raw_id();
+    let mut out = Vec::with_capacity(list.len() + 2);
+    for mut p in list {
+        if p.when == When::Model(raw) {
+            p.when = When::Raw;
+        }
+        let reg = |s: usize, n: &str| p.name == crate::circuits::Pipeline::reg_name(s, n);
+        if reg(inv, "residue") && p.mirrors == Mirror::Residue && p.when == When::Predictor {
+            p.when = When::HardWired;
+            let mut slot = p.clone();
+            slot.mirrors = Mirror::Symbols;
+            slot.when = When::Slot;
+            out.push(p);
+            out.push(slot);
+            continue;
+        }
+        if reg(base, "block") && p.mirrors == Mirror::Block && p.when == When::Always {
+            p.when = When::NotSlot;
+            let mut slot = p.clone();
+            slot.mirrors = Mirror::Residue;
+            slot.when = When::Slot;
+            out.push(p);
+            out.push(slot);
+            continue;
+        }
+        out.push(p);
+    }
+    out
 }
 
 /// What the decompressor derives from the loaded slots, in registers of

@@ -123,7 +123,12 @@ fn applies(when: When, accepted: bool, not_raw: bool) -> Result<bool, String> {
         When::Always => Ok(true),
         When::Accepted => Ok(accepted),
         When::NotRaw => Ok(accepted && not_raw),
-        When::Predictor | When::Model(_) => Err(format!(
+        When::Predictor
+        | When::Model(_)
+        | When::Slot
+        | When::HardWired
+        | When::NotSlot
+        | When::Raw => Err(format!(
             "`when: {when:?}` names MPC models; a MAG-aware BDI or DPC probe is compared `always`, `accepted` or `not_raw`"
         )),
     }
