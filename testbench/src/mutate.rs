@@ -109,6 +109,11 @@ pub enum Design {
         unit: Unit,
         slots: SlotUnit,
         options: SlotOptions,
+        /// Pipeline stages of the compressor
+        /// ([`hdl::mpc::slots::SLOT_COMPRESSOR_STAGE_RANGE`]; `gen
+        /// --program-slots K --compressor-stages N`); the decompressor
+        /// ignores it.
+        compressor_stages: usize,
     },
     /// The MAG-aware BDI compressor or decompressor.
     MagBdi {
@@ -128,8 +133,23 @@ impl Design {
     pub fn config_dir(&self) -> Result<String, MutateError> {
         Ok(match self {
             Design::Mpc { model, .. } => rtl::load_set(model).map_err(RunError::from)?.name,
-            Design::MpcSlots { model, slots, .. } => {
-                slots.dir_name(&rtl::load_set(model).map_err(RunError::from)?)
+            Design::MpcSlots {
+                model,
+                unit,
+                slots,
+                compressor_stages,
+                ..
+            } => {
+                let dir = slots.dir_name(&rtl::load_set(model).map_err(RunError::from)?);
+                match unit {
+                    // a compressor of another depth: a directory of its own
+                    Unit::Compressor
+                        if *compressor_stages != hdl::mpc::slots::SLOT_COMPRESSOR_STAGES =>
+                    {
+                        format!("{dir}-c{compressor_stages}")
+                    }
+                    _ => dir,
+                }
             }
             Design::MagBdi { params, .. } => hdl::magbdi::config_name(params),
             Design::Dpc { params, .. } => crate::dpc::config_name(params),
@@ -1362,17 +1382,25 @@ fn mpc_unit_of(
     Ok((set, label, module, desc))
 }
 
-/// An MPC unit with programmable slots in the IR (the default depths of
+/// An MPC unit with programmable slots in the IR (a compressor of
+/// `compressor_stages` stages, the decompressor at the default depth of
 /// `gen --program-slots`): the set, a label, the module and its
 /// description.
 fn mpc_slot_unit_of(
     model: &Path,
     unit: Unit,
     slots: SlotUnit,
+    compressor_stages: usize,
 ) -> Result<(ModelSet, String, Module, UnitDescription), MutateError> {
     let set = rtl::load_set(model).map_err(RunError::from)?;
+    let depth = match unit {
+        Unit::Compressor if compressor_stages != hdl::mpc::slots::SLOT_COMPRESSOR_STAGES => {
+            format!(" ({compressor_stages} stages)")
+        }
+        _ => String::new(),
+    };
     let label = format!(
-        "the MPC {unit} of model set {} with {} {} slot{}",
+        "the MPC {unit}{depth} of model set {} with {} {} slot{}",
         set.name,
         slots.k,
         slots.form.name,
@@ -1385,7 +1413,8 @@ fn mpc_slot_unit_of(
         source,
     };
     let (module, desc) = match unit {
-        Unit::Compressor => hdl::mpc::compressor::build_slots(&set, spec).map_err(ir_err)?,
+        Unit::Compressor => hdl::mpc::compressor::build_slots_staged(&set, spec, compressor_stages)
+            .map_err(ir_err)?,
         Unit::Decompressor => hdl::mpc::decompressor::build_slots(
             &set,
             spec,
@@ -1412,9 +1441,13 @@ pub fn mutations_in(design: &Design, scope: Scope) -> Result<(String, Vec<Mutati
             (label, module)
         }
         Design::MpcSlots {
-            model, unit, slots, ..
+            model,
+            unit,
+            slots,
+            compressor_stages,
+            ..
         } => {
-            let (_, label, module, _) = mpc_slot_unit_of(model, *unit, *slots)?;
+            let (_, label, module, _) = mpc_slot_unit_of(model, *unit, *slots, *compressor_stages)?;
             (label, module)
         }
         Design::MagBdi { params, unit } => {
@@ -1501,10 +1534,12 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
                 unit,
                 slots,
                 options,
+                compressor_stages,
             },
             _,
         ) => {
-            let (set, label, module, desc) = mpc_slot_unit_of(model, *unit, *slots)?;
+            let (set, label, module, desc) =
+                mpc_slot_unit_of(model, *unit, *slots, *compressor_stages)?;
             // the plan of `cosim mpc --program-slots` for one shard
             let images = Plan::images(&set, *slots, options, cfg.seed, cfg.corpus.as_deref())?;
             let plan = Plan::cycling(&set, *slots, images, &[cfg.blocks], options.reprogram_every)?;

@@ -271,6 +271,7 @@ fn slot_logic_mutants_are_killed_on_the_slot_testbench() {
             images: vec![slots::ImageKind::Random],
             reprogram_every: 16,
         },
+        compressor_stages: hdl::mpc::slots::SLOT_COMPRESSOR_STAGES,
     };
     let (_, all) = mutate::mutations_in(&design, mutate::Scope::Slots).expect("mutations");
     let pick = |signal: &str, family: &str, text: &str| {
@@ -461,4 +462,149 @@ fn a_base_chain_deeper_than_the_form_bound_is_no_valid_configuration() {
         .filter(|(block, got, _, _)| got.as_slice() != block.as_slice())
         .count();
     assert!(wrong > 0, "the unit restores a chain past its bound");
+}
+
+/// `cosim mutate --program-slots K --compressor-stages N` mutates the
+/// compressor `gen --program-slots K --compressor-stages N` builds, in a
+/// work directory of its own (the decompressor's is unchanged), and
+/// refuses the option where it does not apply or the depth is not built.
+#[test]
+fn the_slot_compressor_depth_is_chosen_and_refused_where_it_does_not_apply() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/example");
+    let form = Form::by_name("stride-colpart").expect("form");
+    let slots = SlotUnit { k: 1, form };
+    let design = |unit, compressor_stages| mutate::Design::MpcSlots {
+        model: root.clone(),
+        unit,
+        slots,
+        options: slots::SlotOptions {
+            images: vec![slots::ImageKind::Random],
+            reprogram_every: 16,
+        },
+        compressor_stages,
+    };
+    let dir = |unit, n| design(unit, n).config_dir().expect("config dir");
+    use testbench::Unit::{Compressor, Decompressor};
+    assert_eq!(dir(Compressor, 4), "example-slots1-stride-colpart");
+    assert_eq!(dir(Compressor, 5), "example-slots1-stride-colpart-c5");
+    assert_eq!(dir(Decompressor, 5), dir(Decompressor, 4));
+
+    // the mutations are those of the generator's unit of that depth
+    let set = ModelSet::load(&root).expect("models/example");
+    let spec = hdl::mpc::SlotSpec::new(1, form).expect("spec");
+    let expected = |n: usize| -> Vec<(usize, String)> {
+        let (module, _) =
+            hdl::mpc::compressor::build_slots_staged(&set, spec, n).expect("slot compressor");
+        let keep = mutate::slot_logic(&module);
+        hdl::ir::mutate::enumerate(&module)
+            .into_iter()
+            .filter(|m| keep.contains(&m.signal))
+            .map(|m| (m.id, m.text))
+            .collect()
+    };
+    let listed = |n: usize| -> (String, Vec<(usize, String)>) {
+        let (label, all) =
+            mutate::mutations_in(&design(Compressor, n), mutate::Scope::Slots).expect("mutations");
+        (label, all.into_iter().map(|m| (m.id, m.text)).collect())
+    };
+    let (label4, four) = listed(4);
+    let (label5, five) = listed(5);
+    assert!(!label4.contains("stages"), "{label4}");
+    assert!(label5.contains("compressor (5 stages)"), "{label5}");
+    assert_eq!(four, expected(4));
+    assert_eq!(five, expected(5));
+    assert_ne!(four, five, "the 5-stage compressor is another unit");
+
+    // the binary: --list names the depth and lists the same mutations
+    let cosim = env!("CARGO_BIN_EXE_cosim");
+    let build = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mutate-slots-depth");
+    let run = |extra: &[&str]| {
+        let m = root.to_str().expect("utf-8 path");
+        let out = std::process::Command::new(cosim)
+            .args(["mutate", "--model", m, "--no-corpus"])
+            .args(extra)
+            .arg("--build")
+            .arg(&build)
+            .output()
+            .expect("cosim runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), text, err)
+    };
+    let (code, text, err) = run(&[
+        "--program-slots",
+        "1",
+        "--unit",
+        "compressor",
+        "--compressor-stages",
+        "5",
+        "--scope",
+        "slots",
+        "--list",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let first = text.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        format!("# {label5}: {} single mutations", five.len()),
+        "{err}"
+    );
+    let ids: Vec<usize> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            l.split('\t')
+                .next()
+                .unwrap_or_default()
+                .parse()
+                .expect("id")
+        })
+        .collect();
+    assert_eq!(ids, five.iter().map(|m| m.0).collect::<Vec<_>>());
+
+    // refused, with exit status 2 and a message naming the option
+    for (extra, needle) in [
+        (
+            &[
+                "--program-slots",
+                "1",
+                "--unit",
+                "decompressor",
+                "--compressor-stages",
+                "5",
+            ][..],
+            "--unit compressor or all",
+        ),
+        (
+            &[
+                "--program-slots",
+                "1",
+                "--unit",
+                "compressor",
+                "--compressor-stages",
+                "3",
+            ][..],
+            "built with 4 to 5 stages",
+        ),
+        (
+            &[
+                "--program-slots",
+                "1",
+                "--unit",
+                "compressor",
+                "--compressor-stages",
+                "6",
+            ][..],
+            "built with 4 to 5 stages",
+        ),
+        (
+            &["--program-slots", "0", "--compressor-stages", "5"][..],
+            "applies to units with slots",
+        ),
+    ] {
+        let (code, _, err) = run(extra);
+        assert_eq!(code, Some(2), "{extra:?}: {err}");
+        assert!(err.contains("--compressor-stages"), "{extra:?}: {err}");
+        assert!(err.contains(needle), "{extra:?}: no {needle:?} in {err}");
+    }
 }

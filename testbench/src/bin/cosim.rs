@@ -219,6 +219,10 @@ struct MutateArgs {
     /// Slot form of --program-slots (docs/hw/program-slots.md).
     #[arg(long, value_name = "F", default_value = "stride-colpart")]
     slot_form: String,
+    /// Units with slots: pipeline stages of the compressor, as `gen
+    /// --program-slots K --compressor-stages N` (4 or 5) [default: 4].
+    #[arg(long, value_name = "N")]
+    compressor_stages: Option<usize>,
     /// Units with slots: the valid images programmed besides the reset
     /// value (trained; random, random:N; directed, directed:N: images whose
     /// segments take blocks built from their slots' predictors).
@@ -613,9 +617,22 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
             "--scope slots needs units with slots (--program-slots K)"
         ));
     }
+    if let Some(n) = cli.compressor_stages {
+        if !matches!(cli.program_slots, Some(k) if k > 0) {
+            return Err(anyhow!(
+                "--compressor-stages {n}: applies to units with slots (--program-slots K)"
+            ));
+        }
+        if !all && !names.contains(&"compressor") {
+            return Err(anyhow!(
+                "--compressor-stages {n}: applies to the compressor (--unit compressor or all)"
+            ));
+        }
+    }
     let (designs, what): (Vec<Design>, String) = match cli.design {
         DesignArg::Mpc => {
             let set = rtl::load_set(&cli.model)?;
+            let mut compressor_stages = hdl::mpc::slots::SLOT_COMPRESSOR_STAGES;
             let slots = match cli.program_slots {
                 None | Some(0) => None,
                 Some(k) => {
@@ -623,8 +640,12 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
                         golden::mpc::program::Form::by_name(&cli.slot_form).ok_or_else(|| {
                             anyhow!("--slot-form: `{}` is not a slot form", cli.slot_form)
                         })?;
-                    hdl::mpc::SlotSpec::new(k, form)
+                    let spec = hdl::mpc::SlotSpec::new(k, form)
                         .map_err(|e| anyhow!("--program-slots: {e}"))?;
+                    // the depths `gen --program-slots K` accepts
+                    compressor_stages =
+                        hdl::mpc::Options::with_slots(spec, cli.compressor_stages, None)?
+                            .compressor_stages();
                     Some(testbench::slots::SlotUnit { k, form })
                 }
             };
@@ -644,11 +665,18 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
                         unit,
                         slots,
                         options: options.clone(),
+                        compressor_stages,
                     },
                 })
                 .collect();
             let with = match slots {
                 None => String::new(),
+                Some(u) if compressor_stages != hdl::mpc::slots::SLOT_COMPRESSOR_STAGES => {
+                    format!(
+                        ", {} {} slot(s), {compressor_stages}-stage compressor",
+                        u.k, u.form.name
+                    )
+                }
                 Some(u) => format!(", {} {} slot(s)", u.k, u.form.name),
             };
             (
