@@ -433,9 +433,12 @@ fn random_slot(set: &ModelSet, form: Form, rng: &mut Rng) -> Slot {
 }
 
 /// Directed image `d` of `unit`'s form for `set`: every slot loaded; in
-/// slot `j`, byte `i` takes shift code `(i + d + 5j) mod (2m + 1) - m`
-/// (`m` the form's largest shift: over `2m + 1` images every byte takes
-/// every shift code) and the `(i + d + j)`-th of the stride candidates the
+/// slot `j`, byte `i` takes shift code `(a i + d + 5j) mod (2m + 1) - m`
+/// (`m` the form's largest shift; `a` is 1 for the first `2m + 1` images
+/// and the next integer coprime with `2m + 1` for each further `2m + 1`
+/// ([`directed_multiplier`]): over each `2m + 1` images every byte takes
+/// every shift code, in another relation to its neighbours' codes and
+/// candidates) and the `(i + d + j)`-th of the stride candidates the
 /// form's depth bound allows (a root only where none does); the reorder
 /// is random (masks of density one half, a random column order, library
 /// index `(d + j) mod (hard-wired + 1)`), so that the permutation
@@ -453,8 +456,9 @@ pub fn directed_image(
         let mut rules = [ByteRule::Root; BLOCK_BYTES];
         let mut depth = [0usize; BLOCK_BYTES];
         let max = form.max_shift.unsigned_abs() as usize;
+        let a = directed_multiplier(d, 2 * max + 1);
         for i in 0..BLOCK_BYTES {
-            let shift = ((i + d + 5 * j) % (2 * max + 1)) as i64 - max as i64;
+            let shift = ((a * i + d + 5 * j) % (2 * max + 1)) as i64 - max as i64;
             let ok: Vec<usize> = match form.base {
                 BaseClass::Strides => STRIDES
                     .iter()
@@ -498,6 +502,28 @@ pub fn directed_image(
         name: format!("directed {}", d + 1),
         source,
     })
+}
+
+/// The multiplier of the byte index in the shift codes of directed image
+/// `d` ([`directed_image`]) of a form with `codes` shift codes: 1 for
+/// images `0..codes`, then, for each further `codes` images, the next
+/// integer coprime with `codes` (2, 4, 7, 8, ... for 15), so that each
+/// round of `codes` images still gives every byte every code while the
+/// codes of neighbouring bytes (and their candidates) meet in other
+/// combinations.
+pub fn directed_multiplier(d: usize, codes: usize) -> usize {
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let round = d / codes.max(1);
+    (1..)
+        .filter(|&a| gcd(a, codes) == 1)
+        .nth(round)
+        .unwrap_or(1)
 }
 
 /// A block that `slot`'s predictor (of a set with hard-wired predictors

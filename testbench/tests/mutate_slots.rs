@@ -608,3 +608,62 @@ fn the_slot_compressor_depth_is_chosen_and_refused_where_it_does_not_apply() {
         assert!(err.contains(needle), "{extra:?}: no {needle:?} in {err}");
     }
 }
+
+/// The second round of directed images (`directed:30` for a form of 15
+/// shift codes) gives every byte every shift code again, with its
+/// neighbours' codes and candidates in other combinations: byte 26 of a
+/// `stride-colpart` slot at shift code 2 or 3 (`k = -5, -4`) beside a byte
+/// 25 whose candidate's high bit differs from that code's low bit, which
+/// no image of the first round gives (the compressor's mutant reading the
+/// one for the other in byte 26's shift survived those).
+#[test]
+fn a_second_round_of_directed_images_meets_the_neighbours_in_other_combinations() {
+    let set = example();
+    let form = Form::by_name("stride-colpart").expect("form");
+    let unit = SlotUnit { k: 1, form };
+    let codes = 2 * form.max_shift.unsigned_abs() as usize + 1;
+    assert_eq!(codes, 15);
+    assert_eq!(
+        (0..5 * codes)
+            .step_by(codes)
+            .map(|d| slots::directed_multiplier(d, codes))
+            .collect::<Vec<_>>(),
+        [1, 2, 4, 7, 8]
+    );
+    let mut rng = Rng::new(5);
+    // (shift code, candidate) of every byte, per image
+    let rules = |d: usize, rng: &mut Rng| -> Vec<Option<(u8, u8)>> {
+        let img = slots::directed_image(&set, unit, d, rng).expect("valid");
+        let slot = img.slots[0].as_ref().expect("loaded");
+        slot.rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| match r {
+                golden::mpc::ByteRule::Base { base, shift } => {
+                    let stride = (i - *base as usize) as u8;
+                    let c = STRIDES.iter().position(|&s| s == stride).expect("a stride");
+                    Some(((*shift + 7) as u8, c as u8 + 1))
+                }
+                golden::mpc::ByteRule::Root => None,
+            })
+            .collect()
+    };
+    let meets = |r: &[Option<(u8, u8)>]| match (r[25], r[26]) {
+        (Some((_, c25)), Some((k26, _))) => (k26 == 2 || k26 == 3) && (c25 >> 2 & 1) != (k26 & 1),
+        _ => false,
+    };
+    let first: Vec<_> = (0..codes).map(|d| rules(d, &mut rng)).collect();
+    let second: Vec<_> = (codes..2 * codes).map(|d| rules(d, &mut rng)).collect();
+    assert!(!first.iter().any(|r| meets(r)));
+    assert!(second.iter().any(|r| meets(r)));
+    // each round gives every byte with a base in all its images every code
+    for round in [&first, &second] {
+        for i in 0..BLOCK_BYTES {
+            let seen: std::collections::BTreeSet<u8> =
+                round.iter().filter_map(|r| r[i].map(|x| x.0)).collect();
+            if round.iter().all(|r| r[i].is_some()) {
+                assert_eq!(seen.len(), codes, "byte {i}: {seen:?}");
+            }
+        }
+    }
+}

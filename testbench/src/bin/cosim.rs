@@ -229,7 +229,7 @@ struct MutateArgs {
     #[arg(
         long,
         value_name = "LIST",
-        default_value = "trained,random:4,directed:15"
+        default_value = "trained,random:4,directed:30"
     )]
     slot_images: String,
     /// Units with slots: blocks between two programmings (at least 1).
