@@ -599,8 +599,11 @@ fn shard_count(jobs: usize, n: usize) -> usize {
 /// block and the configuration writes that load them
 /// ([`slots::Plan`]). The golden model follows the plan
 /// ([`slots::unit_vectors`]); the checks are those of every run without
-/// the ideal-pipeline timing (a commit's drain is the unit's own timing),
-/// and the stage locator is not run.
+/// the ideal-pipeline timing (a commit's drain is the unit's own timing).
+/// The first mismatching block is located
+/// ([`locate::slots::locate_first_mismatch`]): rerun alone with its image
+/// programmed, its stage probes compared with the golden trace of the
+/// programmed set.
 pub fn run_slots(
     cfg: &Config,
     set: &ModelSet,
@@ -667,6 +670,7 @@ pub fn run_slots(
             let (results, sim_seconds) =
                 simulate_shards(cfg.progress, sim_kind, unit, &b, &runs, &lens, &opts, &rdir);
             let mut verdict = Verdict::default();
+            let mut first_fail = None;
             for (k, res) in results.into_iter().enumerate() {
                 let out = match res {
                     Ok(_) => slots::read_records(&runs[k].out, unit, &rtl.params)?,
@@ -687,9 +691,13 @@ pub fn run_slots(
                     first: r.start,
                     expected: &expected[r],
                 };
-                verdict.merge(slots::compare(&shard, &out, &tags, stages));
+                let v = slots::compare(&shard, &out, &tags, stages);
+                if first_fail.is_none() {
+                    first_fail = v.mismatches.first().map(|m| (k, m.clone()));
+                }
+                verdict.merge(v);
             }
-            reports.push(UnitReport {
+            let mut report = UnitReport {
                 sim: sim_kind,
                 unit,
                 blocks: n,
@@ -701,7 +709,26 @@ pub fn run_slots(
                 location: None,
                 locate_error: None,
                 coverage: slots::coverage(&plan, &expected, set),
-            });
+            };
+            if let (true, Some((k, m))) = (cfg.locate, first_fail) {
+                match locate::slots::locate_first_mismatch(
+                    sim_kind,
+                    unit,
+                    rtl,
+                    set,
+                    &sdir,
+                    &plan,
+                    &vecs,
+                    (k, ranges[k].clone()),
+                    &m,
+                    &runs[k],
+                    &inputs[k].1,
+                ) {
+                    Ok(l) => report.location = Some(l),
+                    Err(e) => report.locate_error = Some(e.to_string()),
+                }
+            }
+            reports.push(report);
         }
     }
     Ok(reports)

@@ -316,3 +316,71 @@ pub fn locate_slots(
     std::fs::write(&report, loc.to_string()).map_err(io(&report))?;
     Ok(loc)
 }
+
+/// Locate the first mismatch `m` of a slot run (shard `k` of `plan`, whose
+/// vectors start at `first` in `vectors`, ran from `files` with the
+/// configuration file `cfg`): the failing vector, rerun alone with the
+/// image of its segment programmed with the segment's epoch
+/// ([`locate_slots`]); the traced build goes to `<sdir>/<unit>-trace`,
+/// the VCDs, save files and report to `<sdir>/mismatch-<unit>-<idx>/`.
+#[allow(clippy::too_many_arguments)]
+pub fn locate_first_mismatch(
+    sim: Simulator,
+    unit: Unit,
+    rtl: &Rtl,
+    set: &ModelSet,
+    sdir: &Path,
+    plan: &crate::slots::Plan,
+    vectors: &SlotVectors,
+    shard: (usize, std::ops::Range<usize>),
+    m: &crate::verdict::Mismatch,
+    files: &RunFiles,
+    cfg: &Path,
+) -> Result<Location, LocateError> {
+    let (k, range) = shard;
+    let i = m.idx as usize;
+    let no = |message: String| LocateError::Golden {
+        unit: unit.name().to_string(),
+        message,
+    };
+    let failing = match vectors {
+        SlotVectors::Comp(v) => v.get(i).copied().map(SlotFailing::Comp),
+        SlotVectors::Decomp(v) => v.get(i).copied().map(SlotFailing::Decomp),
+    }
+    .ok_or_else(|| no(format!("no vector {i} in the run")))?;
+    let sp = plan
+        .shards
+        .get(k)
+        .ok_or_else(|| no(format!("no shard {k} in the plan")))?;
+    let seg = sp.segments[sp.segment_of(i.saturating_sub(range.start))];
+    let img = &plan.images[seg.image];
+    let Programmed::Image { image, .. } = &img.programmed else {
+        return Err(no(format!(
+            "block {i} was coded under `{}`, which is no image: no golden trace to compare the stages with",
+            img.name
+        )));
+    };
+    locate_slots(
+        sim,
+        unit,
+        rtl,
+        set,
+        &sdir.join(format!("{}-trace", unit.name())),
+        &sdir.join(format!("mismatch-{}-{}", unit.name(), m.idx)),
+        failing,
+        ActiveImage {
+            name: &img.name,
+            image,
+            epoch: seg.epoch,
+        },
+        Some(ShardWindow {
+            context: Context {
+                files,
+                n: range.len(),
+                cycle: m.cycle,
+                latency: m.latency,
+            },
+            cfg,
+        }),
+    )
+}
