@@ -160,3 +160,100 @@ fn every_published_probe_exists_in_the_rtl() {
     }
     assert!(sets >= 5, "model sets found: {sets}");
 }
+
+/// Units with programmable slots: for every form `gen` builds, K = 1 to
+/// the most slots, both compressor depths (a zero-run set; an exact-rule
+/// set at fewer points), each published probe is a register or wire of its
+/// unit with its width, every stage has a register probe, every slot has
+/// probes of its path in the compressor, and the decompressor has probes
+/// of the slot decode; for two configurations, each probe is declared in
+/// the emitted Verilog.
+#[test]
+fn every_published_probe_of_a_unit_with_slots_exists_in_the_rtl() {
+    use golden::mpc::program::FORMS;
+    use hdl::mpc::slots::{SlotSpec, MAX_SLOTS, SLOT_COMPRESSOR_STAGE_RANGE};
+    use hdl::unit::{Mirror, When};
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models");
+    let example = ModelSet::load(&models.join("example")).expect("models/example");
+    let exact = ModelSet::load(&models.join("default-exact")).expect("models/default-exact");
+    let forms: Vec<_> = FORMS
+        .iter()
+        .filter(|f| SlotSpec::new(1, **f).is_ok())
+        .collect();
+    assert!(forms.len() >= 6, "forms built: {}", forms.len());
+    let mut configs = Vec::new();
+    for f in &forms {
+        for k in 1..=MAX_SLOTS {
+            for c in SLOT_COMPRESSOR_STAGE_RANGE {
+                configs.push((&example, **f, k, c, false));
+            }
+        }
+    }
+    let colpart = golden::mpc::program::Form::by_name("stride-colpart").expect("form");
+    let lib = golden::mpc::program::Form::by_name("stride-lib").expect("form");
+    configs.push((&exact, colpart, 2, 5, true));
+    configs.push((&exact, lib, 1, 4, false));
+    configs.push((&example, colpart, 1, 4, true));
+    for (set, form, k, c, emit) in configs {
+        let spec = SlotSpec::new(k, form).expect("spec");
+        let name = format!("{} K={k} {} {c}-stage", set.name, form.name);
+        let (m, d) = compressor::build_slots_staged(set, spec, c).expect("compressor");
+        check_description(&m, &d, c);
+        for j in 0..k {
+            assert!(
+                d.probes
+                    .iter()
+                    .any(|p| matches!(p.mirrors, Mirror::Slot { slot, .. } if slot == j)),
+                "{name}: slot {j} has probes"
+            );
+        }
+        if emit {
+            check_unit(&name, &m, &d.probes, c);
+        } else {
+            check_signals(&name, &m, &d.probes, c);
+        }
+        let stages = decompressor::slot_default_stages(&spec);
+        let (m, d) = decompressor::build_slots(set, spec, stages).expect("decompressor");
+        check_description(&m, &d, stages);
+        assert!(
+            d.probes.iter().any(|p| p.when == When::Slot),
+            "{name}: decompressor probes of the slot decode"
+        );
+        if emit {
+            check_unit(&name, &m, &d.probes, stages);
+        } else {
+            check_signals(&name, &m, &d.probes, stages);
+        }
+    }
+}
+
+/// [`check_unit`] without the emitted Verilog: each probe is a register or
+/// wire of the module with its width, in a stage of the unit, its sibling
+/// exists, and every stage has a register probe.
+fn check_signals(set_name: &str, m: &hdl::ir::Module, probes: &[StageProbe], stages: usize) {
+    for p in probes {
+        let what = format!("{set_name} {}: probe {} ({})", m.name(), p.name, p.mirrors);
+        let sig = m
+            .signal(&p.name)
+            .unwrap_or_else(|| panic!("{what}: no such signal"));
+        assert_eq!(sig.width(), p.width, "{what}: width");
+        let kind = m.kind(&sig).expect("own signal");
+        match p.kind {
+            ProbeKind::Register => assert_eq!(kind, SignalKind::Reg, "{what}: not a register"),
+            ProbeKind::Logic => assert_eq!(kind, SignalKind::Wire, "{what}: not a wire"),
+        }
+        assert!((1..=stages).contains(&p.stage), "{what}: stage {}", p.stage);
+        if let Some(w) = &p.with {
+            assert!(m.signal(w).is_some(), "{what}: no sibling {w}");
+        }
+    }
+    for k in 1..=stages {
+        assert!(
+            probes
+                .iter()
+                .any(|p| p.stage == k && p.kind == ProbeKind::Register),
+            "{set_name} {}: no register probe in stage {k}",
+            m.name()
+        );
+    }
+}
