@@ -4,7 +4,8 @@
 //! active image) on the units as generated, read in the IR evaluator with
 //! images loaded through the configuration port (the reset value, random
 //! valid images with some slots unloaded); each probe is compared on some
-//! input.
+//! input. A register of the slot decode and one of the hard-wired decode,
+//! broken, are located at their stage and signal.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -370,4 +371,89 @@ fn the_probes_of_library_slots_agree_with_the_programmed_golden_trace() {
 fn the_probes_of_column_slots_on_the_5_stage_zero_run_unit_agree_with_the_programmed_golden_trace()
 {
     check("default", 1, "stride-cols", 5, 8);
+}
+
+/// The decompressor with one `stride-colpart` slot of `models/example`,
+/// with a stage register broken (each mutation of its next value in turn,
+/// up to the first that changes the probes on `input`): the first
+/// differing probe is that register, in its stage.
+#[test]
+fn a_broken_register_of_the_slot_decode_or_the_hard_wired_decode_is_located_at_its_stage() {
+    use hdl::ir::mutate::{self, Site};
+    let set = set("example");
+    let f = Form::by_name("stride-colpart").expect("form");
+    let spec = SlotSpec::new(1, f).expect("spec");
+    let unit = SlotUnit { k: 1, form: f };
+    let stages = hdl::mpc::decompressor::slot_default_stages(&spec);
+    let (dm, ddesc) =
+        hdl::mpc::decompressor::build_slots(&set, spec, stages).expect("decompressor");
+    let width = ddesc
+        .ports
+        .iter()
+        .find(|q| q.name == "in_bits")
+        .expect("in_bits")
+        .width;
+    // an image that loads the slot, a block it codes with the slot and one
+    // it codes with a hard-wired predictor
+    let mut rng = Rng::new(5);
+    let (image, slot_block, hw_block) = loop {
+        let image = random_image(&set, unit, &mut rng).expect("image");
+        let Some(slot) = image.slots[0].clone() else {
+            continue;
+        };
+        let ps = ProgrammedSet::new(&set, &image).expect("programmed set");
+        let slot_block = (0..50)
+            .map(|_| directed_block(&slot, &set.predictors, &mut rng))
+            .find(|b| Some(ps.compress(b).model) == ps.slot_id(0));
+        let hw_block = (0..50)
+            .map(|_| directed_block_of_predictor(&set.predictors[0], &mut rng))
+            .find(|b| ps.compress(b).model == set.predictor_id(0));
+        if let (Some(s), Some(h)) = (slot_block, hw_block) {
+            break (image, s, h);
+        }
+    };
+    let ps = ProgrammedSet::new(&set, &image).expect("programmed set");
+    let writes = registers::image_writes(&set, &image, 3).expect("writes");
+    let p = set.predictors.len();
+    let run = |m: &Module, block: &[u8; BLOCK_BYTES]| {
+        let mut dec = Dut::new(m, ddesc.clone());
+        dec.program(&writes);
+        let c = ps.compress(block);
+        let g = ProbeGolden::programmed_decompressor(&c.bytes, c.len as usize, true, &ps, p);
+        dec.compare(
+            &[
+                (
+                    "in_bits",
+                    left_aligned_bits(&c.bytes, width as usize, width),
+                ),
+                ("in_len", format!("{:09b}", c.len)),
+                ("in_epoch", format!("{:08b}", 3)),
+            ],
+            &g,
+        )
+    };
+    for (block, reg, stage, meaning) in [
+        (&slot_block, "s4_block", 4, "residue"),
+        (&hw_block, "s3_residue", 3, "residue"),
+    ] {
+        let good = run(&dm, block);
+        assert!(good.diffs.is_empty(), "{reg}: generated:\n{good}");
+        let mutations: Vec<_> = mutate::enumerate(&dm)
+            .into_iter()
+            .filter(|m| m.signal == reg && m.site == Site::Value)
+            .take(12)
+            .collect();
+        let loc = mutations
+            .iter()
+            .map(|mu| run(&mutate::apply(&dm, mu).expect("mutant"), block))
+            .find(|loc| !loc.diffs.is_empty())
+            .unwrap_or_else(|| panic!("{reg}: no mutation of its next value changes a probe"));
+        assert_eq!(loc.diffs[0].signal, reg, "{loc}");
+        assert_eq!(
+            loc.diffs[0].stage,
+            format!("mpc_decompressor stage {stage} register"),
+            "{loc}"
+        );
+        assert_eq!(loc.diffs[0].meaning, meaning, "{loc}");
+    }
 }
