@@ -715,6 +715,9 @@ impl Bench<'_> {
                 }
                 out
             }
+            (Vecs::Slots { vectors, .. }, Kind::Slots { params, .. }) => {
+                slot_ports(vectors, i, params.max_bits)
+            }
             _ => BTreeMap::new(),
         }
     }
@@ -1054,7 +1057,7 @@ impl Bench<'_> {
                                 vectors: first.map(|m| m.idx + 1),
                                 how,
                                 rule: out.protocol.first().copied(),
-                                input: None,
+                                input: first.map(|m| self.ports(vecs, m.idx as usize)),
                             })
                         }
                     }
@@ -1170,14 +1173,17 @@ impl Bench<'_> {
         if let Some(p) = kill.rule {
             return Located::Rule(p);
         }
-        if let Kind::Slots { .. } = self.kind {
-            return Located::Nowhere(
-                "the stage locator does not run for units with slots".to_string(),
-            );
-        }
         let Some(ports) = &kill.input else {
             return Located::Nowhere(kill.how.clone());
         };
+        if let (Vecs::Slots { plan, .. }, Some(k)) = (vecs, kill.vectors) {
+            // the killing vector alone, after the writes of its image
+            let writes = slot_writes_before(plan, k.saturating_sub(1) as usize);
+            return match first_difference_programmed(self.module, mu, self.desc, ports, &writes) {
+                Ok(l) => l,
+                Err(e) => Located::Nowhere(format!("IR evaluation: {e}")),
+            };
+        }
         let alone = match first_difference(self.module, mu, self.desc, ports) {
             Ok(l) => l,
             Err(e) => return Located::Nowhere(format!("IR evaluation: {e}")),
@@ -1219,6 +1225,21 @@ pub fn first_difference(
     desc: &UnitDescription,
     ports: &BTreeMap<String, Vec<bool>>,
 ) -> Result<Located, hdl::ir::IrError> {
+    first_difference_programmed(m, mu, desc, ports, &[])
+}
+
+/// [`first_difference`] for a unit with programmable slots: after the
+/// reset, the configuration writes `writes` (`addr`, `value`) one per
+/// cycle on the configuration port, then edges until the commit has taken
+/// effect (`cfg_pending` low, at most the pipeline depth and two), in both
+/// the unit as generated and the mutant; then the vector.
+pub fn first_difference_programmed(
+    m: &hdl::ir::Module,
+    mu: &Mutation,
+    desc: &UnitDescription,
+    ports: &BTreeMap<String, Vec<bool>>,
+    writes: &[(u16, u32)],
+) -> Result<Located, hdl::ir::IrError> {
     use hdl::ir::Sim;
     let mutant = mutate::apply(m, mu)?;
     let mut sims = [Sim::new(m)?, Sim::new(&mutant)?];
@@ -1228,6 +1249,21 @@ pub fn first_difference(
         sim.set_u128("out_ready", 1)?;
         sim.step();
         sim.set_u128("rst", 0)?;
+        if !writes.is_empty() {
+            for &(addr, value) in writes {
+                sim.set_u128("cfg_we", 1)?;
+                sim.set_u128("cfg_addr", u128::from(addr))?;
+                sim.set_u128("cfg_wdata", u128::from(value))?;
+                sim.step();
+            }
+            sim.set_u128("cfg_we", 0)?;
+            for _ in 0..desc.latency + 2 {
+                if sim.get("cfg_pending")?.is_zero() {
+                    break;
+                }
+                sim.step();
+            }
+        }
         for p in &desc.ports {
             if let Some(v) = ports.get(&p.name) {
                 sim.set(&p.name, &bits(v, p.width)?)?;
@@ -1267,6 +1303,55 @@ pub fn first_difference(
     Ok(Located::Nowhere(
         "the vector alone flows through unchanged".to_string(),
     ))
+}
+
+/// The input port values of vector `i` of a unit with slots (bits least
+/// significant first): the compressor's `in_block`; the decompressor's
+/// `in_bits`, `in_len` and `in_epoch`.
+fn slot_ports(vectors: &SlotVectors, i: usize, max_bits: u32) -> BTreeMap<String, Vec<bool>> {
+    let mut out = BTreeMap::new();
+    match vectors {
+        SlotVectors::Comp(v) => {
+            let mut b = LeBus::new();
+            if let Some(x) = v.get(i) {
+                b.put_bytes(&x.block);
+            }
+            out.insert("in_block".to_string(), bits_of(&b, 0, BLOCK_BYTES * 8));
+        }
+        SlotVectors::Decomp(v) => {
+            let w = max_bits as usize;
+            let len = vectors::LEN_WIDTH as usize;
+            let mut b = LeBus::new();
+            if let Some(x) = v.get(i) {
+                b.put_left_aligned(&x.v.bits, w, w);
+                b.put_uint(u64::from(x.v.len), len);
+                b.put_uint(u64::from(x.epoch), slot::EPOCH_WIDTH);
+            }
+            out.insert("in_bits".to_string(), bits_of(&b, 0, w));
+            out.insert("in_len".to_string(), bits_of(&b, w, len));
+            out.insert(
+                "in_epoch".to_string(),
+                bits_of(&b, w + len, slot::EPOCH_WIDTH),
+            );
+        }
+    }
+    out
+}
+
+/// The configuration writes a one-shard slot run has issued before its
+/// vector `i` (`addr`, `value`), in order: the image and epoch `i` is
+/// coded with are the last ones committed.
+fn slot_writes_before(plan: &Plan, i: usize) -> Vec<(u16, u32)> {
+    plan.shards
+        .first()
+        .map(|s| {
+            s.writes
+                .iter()
+                .filter(|w| w.before <= i)
+                .map(|w| (w.addr, w.value))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Replay a run in the IR evaluator: the unit as generated and the mutant

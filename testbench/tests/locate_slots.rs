@@ -457,3 +457,60 @@ fn a_broken_register_of_the_slot_decode_or_the_hard_wired_decode_is_located_at_i
         assert_eq!(loc.diffs[0].meaning, meaning, "{loc}");
     }
 }
+
+/// `cosim mutate` on a unit with slots locates a kill by letting the
+/// killing vector flow alone after the writes of its image, in the unit
+/// as generated and the mutant: a mutant of a slot's stage-1 register is
+/// located at that stage and register.
+#[test]
+fn a_kill_of_a_slot_unit_mutant_is_located_at_the_mutated_stage() {
+    use hdl::ir::mutate::{self, Site};
+    use testbench::mutate::{first_difference_programmed, Located};
+    let set = set("example");
+    let f = Form::by_name("stride-lib").expect("form");
+    let spec = SlotSpec::new(1, f).expect("spec");
+    let unit = SlotUnit { k: 1, form: f };
+    let (cm, cdesc) = hdl::mpc::compressor::build_slots_staged(&set, spec, 4).expect("compressor");
+    let mut rng = Rng::new(9);
+    let (image, block) = loop {
+        let image = random_image(&set, unit, &mut rng).expect("image");
+        if let Some(slot) = image.slots[0].clone() {
+            break (image, directed_block(&slot, &set.predictors, &mut rng));
+        }
+    };
+    let writes: Vec<(u16, u32)> = registers::image_writes(&set, &image, 2)
+        .expect("writes")
+        .iter()
+        .map(|w| (w.addr, w.value))
+        .collect();
+    let mut ports = BTreeMap::new();
+    ports.insert(
+        "in_block".to_string(),
+        (0..256)
+            .map(|i| (block[i / 8] >> (i % 8)) & 1 == 1)
+            .collect(),
+    );
+    let reg = "s1_slot_symbols_s0";
+    let located: Vec<Located> = mutate::enumerate(&cm)
+        .into_iter()
+        .filter(|m| m.signal == reg && m.site == Site::Value)
+        .take(6)
+        .map(|mu| first_difference_programmed(&cm, &mu, &cdesc, &ports, &writes).expect("IR"))
+        .collect();
+    assert!(!located.is_empty(), "mutations of {reg}");
+    assert!(
+        located.iter().any(|l| *l
+            == Located::Stage {
+                stage: 1,
+                signal: reg.to_string()
+            }),
+        "{located:?}"
+    );
+    for l in &located {
+        assert!(
+            matches!(l, Located::Stage { stage: 1, signal } if signal == reg)
+                || matches!(l, Located::Nowhere(_)),
+            "{l:?}"
+        );
+    }
+}
