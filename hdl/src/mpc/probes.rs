@@ -163,6 +163,10 @@ mod tests {
             "candidates[1].score.code_bits",
             "chosen.symbols",
             "chosen.score.code_bits",
+            "slots[1].symbols",
+            "slots[0].score.zero_count.thermometer",
+            "best_hard_wired.score.code_bits",
+            "best_hard_wired.pred",
             "output.payload.pairs",
             "output.bits",
             "planes[7]",
@@ -191,6 +195,17 @@ mod tests {
             })
         );
         assert_eq!(
+            "slots[3].pred".parse::<Mirror>(),
+            Ok(Mirror::Slot {
+                slot: 3,
+                field: CandidateField::Pred
+            })
+        );
+        assert_eq!(
+            "best_hard_wired.xored".parse::<Mirror>(),
+            Ok(Mirror::BestHardWired(CandidateField::Xored))
+        );
+        assert_eq!(
             "sizes[1].fits".parse::<Mirror>(),
             Ok(Mirror::Size {
                 index: 1,
@@ -213,6 +228,9 @@ mod tests {
             "candidates[01].pred",
             "candidates[1].nothing",
             "candidates[1",
+            "slots[0].nothing",
+            "slots[01].pred",
+            "best_hard_wired.",
             "planes[3].x",
             "sizes[-1].data",
             "chosen.",
