@@ -237,9 +237,25 @@ trait Pipe: Sized {
 impl<T> Pipe for T {}
 
 fn check_decompressor(p: &DpcParams, truc: bool, blocks: &[Vec<u8>], seed: u64, stall: bool) {
+    check_decompressor_staged(p, truc, 2, blocks, seed, stall)
+}
+
+fn check_decompressor_staged(
+    p: &DpcParams,
+    truc: bool,
+    stages: usize,
+    blocks: &[Vec<u8>],
+    seed: u64,
+    stall: bool,
+) {
     let d = Dpc::new(*p);
     let mode = if truc { Mode::Truc } else { Mode::Plain };
-    let (m, _) = hdl::Family::build(p, DpcUnit::Decompressor(mode).into()).expect("build");
+    let (m, desc) = if stages == 2 {
+        hdl::Family::build(p, DpcUnit::Decompressor(mode).into()).expect("build")
+    } else {
+        hdl::dpc::decompressor::build_staged(p, truc, stages).expect("build")
+    };
+    assert_eq!(desc.latency, stages, "latency of the {stages}-stage unit");
     let w = packet_width(p, mode);
     let lw = dpc::len_width(p, mode);
     let full = p.full_mask();
@@ -356,8 +372,9 @@ fn other_geometries_match_golden() {
     // 64-byte blocks of 2-byte segments, 16-byte sectors (4-bit mask);
     // 6 segments in 3 sectors (the unpacker's shifts are not powers of
     // two); one segment (never coded: every coded packet is longer than
-    // the bus).
-    for (b, s, t) in [(64, 2, 16), (24, 4, 8), (8, 8, 8)] {
+    // the bus); sectors of one segment (DF-TRUC's fields: one segment per
+    // critical sector).
+    for (b, s, t) in [(64, 2, 16), (24, 4, 8), (8, 8, 8), (16, 4, 4)] {
         let p = DpcParams::new(b, s, t).expect("params");
         let blocks = test_blocks(&p, 12, 17);
         for mode in Mode::ALL {
@@ -366,5 +383,33 @@ fn other_geometries_match_golden() {
         for truc in [false, true] {
             check_decompressor(&p, truc, &blocks, 23, true);
         }
+    }
+}
+
+#[test]
+fn three_stage_decompressors_match_golden() {
+    // the default geometry and the odd ones (shifts that are not powers
+    // of two; one segment: nothing to unpack in the middle stage)
+    for (b, sg, t) in [(128, 4, 32), (64, 2, 16), (24, 4, 8), (8, 8, 8), (16, 4, 4)] {
+        let p = DpcParams::new(b, sg, t).expect("params");
+        let mut blocks = test_blocks(&p, 12, 29);
+        if b == 128 {
+            blocks.extend(corpus_blocks(p.block_bytes(), 1));
+        }
+        for truc in [false, true] {
+            check_decompressor_staged(&p, truc, 3, &blocks, 31, false);
+            check_decompressor_staged(&p, truc, 3, &blocks[..12], 37, true);
+        }
+    }
+}
+
+#[test]
+fn decompressor_depths_out_of_range_are_refused() {
+    let p = DpcParams::default();
+    for stages in [0, 1, 4] {
+        let e = hdl::dpc::decompressor::build_staged(&p, true, stages)
+            .err()
+            .unwrap_or_else(|| panic!("{stages} stages accepted"));
+        assert!(e.to_string().contains("2..=3"), "{e}");
     }
 }

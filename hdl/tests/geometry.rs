@@ -144,6 +144,17 @@ fn dpc_every_accepted_geometry_generates() {
                 let (files, _) = hdl::family::generate(&p, &hdl::dpc::UNITS, &header)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 check_files(&what, &files);
+                // the decompressors at every other depth
+                for d in
+                    hdl::dpc::DECOMPRESSOR_LATENCY as usize + 1..=hdl::dpc::MAX_DECOMPRESSOR_STAGES
+                {
+                    let staged = hdl::dpc::Staged::new(p, d).unwrap_or_else(|e| panic!("{e}"));
+                    let units = [hdl::dpc::UNITS[3], hdl::dpc::UNITS[4]];
+                    let header = hdl::family::header(&staged, "test");
+                    let (files, _) = hdl::family::generate(&staged, &units, &header)
+                        .unwrap_or_else(|e| panic!("{what}, decompressors of {d} stages: {e}"));
+                    check_files(&format!("{what}, decompressors of {d} stages"), &files);
+                }
                 generated += 1;
             }
             // (the generator takes validated `DpcParams`: `gen` prints this)

@@ -63,7 +63,7 @@ enum Source {
         unit: hdl::Unit,
     },
     Dpc {
-        params: DpcParams,
+        family: hdl::dpc::Staged,
         unit: hdl::Unit,
     },
 }
@@ -110,9 +110,9 @@ impl Job {
                 let out = hdl::family::generate(&**family, &[*unit], &header);
                 (out.map_err(|e| e.to_string()), header)
             }
-            Source::Dpc { params, unit } => {
-                let header = hdl::family::header(params, COMMAND);
-                let out = hdl::family::generate(params, &[*unit], &header);
+            Source::Dpc { family, unit } => {
+                let header = hdl::family::header(family, COMMAND);
+                let out = hdl::family::generate(family, &[*unit], &header);
                 (out.map_err(|e| e.to_string()), header)
             }
         };
@@ -332,21 +332,28 @@ fn dpc_jobs(jobs: &mut Vec<Job>) {
     use golden::dpc::{SECTOR_BYTES, SEGMENT_BYTES};
     let params = DpcParams::new(128, SEGMENT_BYTES, SECTOR_BYTES)
         .unwrap_or_else(|e| panic!("DPC default geometry: {e}"));
-    for unit in hdl::dpc::UNITS {
-        let stages = match unit.side() {
-            hdl::Side::Compressor => hdl::dpc::COMPRESSOR_LATENCY,
-            hdl::Side::Decompressor => hdl::dpc::DECOMPRESSOR_LATENCY,
-        } as usize;
-        let module = unit.module_name();
-        jobs.push(Job {
-            label: format!(
-                "{module}, {stages} stages, DPC block 128 B, segment {SEGMENT_BYTES} B, sector {SECTOR_BYTES} B"
-            ),
-            dir: format!("dpc-{module}"),
-            module,
-            stages,
-            source: Source::Dpc { params, unit },
-        });
+    let default = hdl::dpc::DECOMPRESSOR_LATENCY as usize;
+    for depth in default..=hdl::dpc::MAX_DECOMPRESSOR_STAGES {
+        let family = hdl::dpc::Staged::new(params, depth)
+            .unwrap_or_else(|e| panic!("DPC decompressor stages: {e}"));
+        for unit in hdl::dpc::UNITS {
+            let stages = match unit.side() {
+                hdl::Side::Compressor if depth == default => hdl::dpc::COMPRESSOR_LATENCY as usize,
+                // the compressors have one depth
+                hdl::Side::Compressor => continue,
+                hdl::Side::Decompressor => depth,
+            };
+            let module = unit.module_name();
+            jobs.push(Job {
+                label: format!(
+                    "{module}, {stages} stages, DPC block 128 B, segment {SEGMENT_BYTES} B, sector {SECTOR_BYTES} B"
+                ),
+                dir: format!("dpc-{module}-{stages}"),
+                module,
+                stages,
+                source: Source::Dpc { family, unit },
+            });
+        }
     }
 }
 

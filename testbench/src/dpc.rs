@@ -47,8 +47,12 @@ pub struct DpcConfig {
     pub corpus: Option<PathBuf>,
     pub stall: f64,
     pub resets: usize,
-    /// Root of the work directories (`<build>/dpc-<B>-<S>-<T>/`).
+    /// Root of the work directories (`<build>/dpc-<B>-<S>-<T>/`, with
+    /// `-d<N>` for decompressors of a depth other than the default).
     pub build: PathBuf,
+    /// Pipeline stages of the decompressors (`gen dpc
+    /// --decompressor-stages`).
+    pub decompressor_stages: usize,
 }
 
 /// `dpc-<block>-<segment>-<sector>`, as `gen --unit dpc` names it.
@@ -714,9 +718,14 @@ fn tb_params(p: &DpcParams, mode: Mode) -> Vec<(&'static str, u64)> {
 /// Generate the units and co-simulate every requested unit on every simulator.
 pub fn run(cfg: &DpcConfig) -> Result<Vec<StreamReport>, DpcSimError> {
     let p = cfg.params;
-    let root = cfg.build.join(config_name(&p));
+    let staged = hdl::dpc::Staged::new(p, cfg.decompressor_stages).map_err(hdl::GenError::from)?;
+    let mut dir = config_name(&p);
+    if cfg.decompressor_stages != hdl::dpc::DECOMPRESSOR_LATENCY as usize {
+        dir.push_str(&format!("-d{}", cfg.decompressor_stages));
+    }
+    let root = cfg.build.join(dir);
     let cmdline = hdl::unit_dir::this_command();
-    let paths = hdl::family::write_units(&p, &root, &hdl::dpc::UNITS, &cmdline)?;
+    let paths = hdl::family::write_units(&staged, &root, &hdl::dpc::UNITS, &cmdline)?;
     let params_json = root.join("params.json");
     let described = hdl::unit::read_units(&params_json)?;
     let rtl: Vec<PathBuf> = paths

@@ -23,12 +23,43 @@ fn dpc_units_match_golden_on_icarus() {
         stall: 0.3,
         resets: 2,
         build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dpc-cosim"),
+        decompressor_stages: 2,
     };
     let reports = run(&cfg).expect("co-simulation runs");
     assert_eq!(reports.len(), 5);
     for r in &reports {
         assert!(r.ok(), "{}", r.render());
     }
+}
+
+#[test]
+fn three_stage_dpc_decompressors_match_golden_on_icarus() {
+    if !stream_unit::icarus_or_skip() {
+        return;
+    }
+    use golden::dpc::Mode;
+    let cfg = DpcConfig {
+        params: DpcParams::default(),
+        sims: vec![Simulator::Icarus],
+        units: vec![
+            hdl::dpc::DpcUnit::Decompressor(Mode::Plain),
+            hdl::dpc::DpcUnit::Decompressor(Mode::Truc),
+        ],
+        blocks: 80,
+        seed: 5,
+        corpus: stream_unit::test_corpus(),
+        stall: 0.3,
+        resets: 2,
+        build: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dpc-cosim"),
+        decompressor_stages: 3,
+    };
+    let reports = run(&cfg).expect("co-simulation runs");
+    assert_eq!(reports.len(), 2);
+    for r in &reports {
+        assert!(r.ok(), "{}", r.render());
+    }
+    // (the units of this depth in a directory of their own)
+    assert!(cfg.build.join("dpc-128-4-32-d3").join("params.json").is_file());
 }
 
 #[test]

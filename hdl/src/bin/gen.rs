@@ -137,6 +137,11 @@ struct DpcArgs {
     /// Critical-sector size in bytes.
     #[arg(long, default_value_t = golden::dpc::SECTOR_BYTES)]
     sector: usize,
+    /// Pipeline stages of both decompressors (2 or 3): 3 gives the
+    /// unpacker's levels a stage of their own, for a shorter clock period
+    /// [default: 2, the thesis' pipeline].
+    #[arg(long)]
+    decompressor_stages: Option<usize>,
 }
 
 /// The form without a subcommand: `--unit` picks the family. The options
@@ -325,6 +330,7 @@ impl Flat {
                 block,
                 segment,
                 sector,
+                decompressor_stages: None,
             }),
             _ => Family::Magbdi(MagBdiArgs {
                 out,
@@ -344,7 +350,11 @@ fn gen_dpc(a: DpcArgs, command_line: &str) -> Result<Vec<PathBuf>> {
     let out = a.out.unwrap_or_else(|| {
         PathBuf::from("build").join(format!("dpc-{}-{}-{}", a.block, a.segment, a.sector))
     });
-    write_units(&p, &out, &hdl::dpc::UNITS, command_line)
+    let stages = a
+        .decompressor_stages
+        .unwrap_or(hdl::dpc::DECOMPRESSOR_LATENCY as usize);
+    let staged = hdl::dpc::Staged::new(p, stages)?;
+    write_units(&staged, &out, &hdl::dpc::UNITS, command_line)
         .with_context(|| format!("generating DPC into {}", out.display()))
 }
 

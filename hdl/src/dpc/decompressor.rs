@@ -1,5 +1,6 @@
 //! The DPC decompressor, plain (also decodes DF-MAN packets) or DF-TRUC:
-//! two pipeline stages. Stage 1 reads the mask (DF-TRUC), C and the
+//! two pipeline stages by default (three with [`build_staged`], a middle
+//! stage running more unpacker levels). Stage 1 reads the mask (DF-TRUC), C and the
 //! encoding status, checks the length and runs the first levels of the
 //! unpacker (a tree of variable shifts, the inverse of the compressor's
 //! packer), registering the partly split stream or the raw bytes; stage 2
@@ -23,11 +24,51 @@ pub fn build(p: &DpcParams, truc: bool) -> Result<Module, IrError> {
 }
 
 /// The unpacker levels done in stage 1 (behind the parse and the counts
-/// of ES bits), the others in stage 2.
+/// of ES bits) at the default depth, the others in stage 2.
 pub const STAGE1_LEVELS: usize = 2;
 
-/// Build the decompressor with its description.
+/// The unpacker levels of each stage before the last at a depth of
+/// `stages` (the last stage does the rest): two in stage 1 at two
+/// stages; one in stage 1 and two in stage 2 at three, so that the first
+/// level's shifts (the longest: counts of half the groups) have a stage
+/// of their own behind the parse.
+pub fn stage_levels(stages: usize) -> Vec<usize> {
+    match stages {
+        0..=2 => vec![STAGE1_LEVELS],
+        _ => vec![1, 2],
+    }
+}
+
+/// The stage that checks the packet's length: stage 1 at two stages;
+/// stage 2 at three (stage 1 registers the length), where more than one
+/// segment makes the check depend on the ES bits.
+fn check_stage(p: &DpcParams, stages: usize) -> usize {
+    if stages >= 3 && p.segments() > 1 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Build the decompressor with its description (the default depth).
 pub fn build_described(p: &DpcParams, truc: bool) -> Result<(Module, UnitDescription), IrError> {
+    build_staged(p, truc, super::DECOMPRESSOR_LATENCY as usize)
+}
+
+/// Build the decompressor with `stages` pipeline stages (2 to
+/// [`super::MAX_DECOMPRESSOR_STAGES`]) and its description: stage 1 parses
+/// and runs the unpacker levels of [`stage_levels`], each middle stage
+/// its levels, the last stage the rest; every stage but the last
+/// registers the next stage's shift selects, and the length check is in
+/// [`check_stage`].
+pub fn build_staged(
+    p: &DpcParams,
+    truc: bool,
+    stages: usize,
+) -> Result<(Module, UnitDescription), IrError> {
+    super::check_decompressor_stages(stages)?;
+    let levels = stage_levels(stages);
+    let checked = check_stage(p, stages);
     let mode = if truc { Mode::Truc } else { Mode::Plain };
     let b = p.block_bytes() as u32;
     let ks = p.sectors() as u32;
@@ -43,14 +84,56 @@ pub fn build_described(p: &DpcParams, truc: bool) -> Result<(Module, UnitDescrip
     } else {
         None
     };
-    let mut u = u.pipeline(super::DECOMPRESSOR_LATENCY as usize)?;
+    let mut u = u.pipeline(stages)?;
+    // the levels of stage `s` (1-based), the last stage all that are left
+    let levels_of = |s: usize| levels.get(s - 1).copied().unwrap_or(usize::MAX);
 
-    u.stage(1, "parse, check the length, first unpacker levels")?;
-    let s1 = parse_stage(&mut u, p, mode, &in_bits, &in_len)?;
+    u.stage(
+        1,
+        if checked == 1 {
+            "parse, check the length, first unpacker levels"
+        } else {
+            "parse, first unpacker level"
+        },
+    )?;
+    let mut s1 = parse_stage(
+        &mut u,
+        p,
+        mode,
+        &in_bits,
+        &in_len,
+        levels_of(1),
+        levels_of(2),
+        checked == 1,
+    )?;
+    for stage in 2..stages {
+        u.stage(
+            stage,
+            if checked == stage {
+                "check the length, unpacker levels"
+            } else {
+                "unpacker levels"
+            },
+        )?;
+        s1 = unpack_stage(
+            &mut u,
+            p,
+            mode,
+            &s1,
+            stage,
+            levels_of(stage),
+            levels_of(stage + 1),
+        )?;
+    }
 
-    u.stage(2, "unpack, segments, sectors back in place, zero on error")?;
+    let last = stages;
+    u.stage(
+        last,
+        "unpack, segments, sectors back in place, zero on error",
+    )?;
     let block = decode_stage(&mut u.m, p, &s1)?;
-    let ok = s1.error.not();
+    let error = s1.error.clone().ok_or(IrError::EmptyConcat)?;
+    let ok = error.not();
     let (block, mask) = match &s1.mask {
         Some(mk) => {
             let sec_w = 8 * p.sector_bytes() as u32;
@@ -62,67 +145,235 @@ pub fn build_described(p: &DpcParams, truc: bool) -> Result<(Module, UnitDescrip
         }
         None => (block, None),
     };
-    let s2_block = u.reg(2, "block", block.and(&ok.repeat(8 * b)?)?)?;
-    let s2_error = u.reg(2, "error", s1.error)?;
-    u.drive(&out_block, s2_block)?;
-    u.drive(&out_error, s2_error)?;
+    let out_b = u.reg(last, "block", block.and(&ok.repeat(8 * b)?)?)?;
+    let out_e = u.reg(last, "error", error)?;
+    u.drive(&out_block, out_b)?;
+    u.drive(&out_error, out_e)?;
     if let (Some(o), Some(mk)) = (out_mask, mask) {
-        let r = u.reg(2, "mask", mk)?;
+        let r = u.reg(last, "mask", mk)?;
         u.drive(&o, r)?;
     }
-    let probes = stage_probes(&u.m, truc, p.segments() > 1)?;
+    // (stage 1 counts the critical sectors where it reads the count)
+    let npc = truc && (checked == 1 || ks > 1);
+    let probes = stage_probes(&u.m, truc, npc, p.segments() > 1, stages, checked)?;
     u.finish(probes)
 }
 
-/// The stage probes of the decompressor (`truc`: the DF-TRUC one; `es`:
-/// the ES bits are registered, more than one segment): each stage's
-/// logic wires, then its registers (docs/hw/cosim.md).
-fn stage_probes(m: &Module, truc: bool, es: bool) -> Result<Vec<StageProbe>, IrError> {
-    let mut list = vec![(1, "flag", Mirror::Flag, When::Always)];
-    if truc {
-        list.extend([
-            (1, "npc", Mirror::Npc, When::Always),
-            (1, "seg_count", Mirror::Segments, When::Always),
-            (1, "raw_len", Mirror::RawLen, When::Always),
-        ]);
+/// The unpacker's field lengths for the ES bits of a packet with the
+/// mask `mask` (DF-TRUC; the wire `<name>` holds `c − 1`), and that
+/// wire.
+fn sector_lengths(
+    m: &mut Module,
+    p: &DpcParams,
+    name: &str,
+    mask: Option<&Expr>,
+) -> Result<Option<Expr>, IrError> {
+    let ks = p.sectors() as u32;
+    match mask {
+        Some(mk) => {
+            let bits: Vec<Expr> = (0..ks).map(|i| mk.bit(i)).collect::<Result<_, _>>()?;
+            let npc = sum(&bits, bits_for(ks as u64))?;
+            Ok(Some(sector_count_m1(m, name, &npc, ks)?))
+        }
+        None => Ok(None),
     }
-    list.extend([
-        (1, "expected_len", Mirror::ExpectedLen, When::Always),
-        (1, "s1_flag", Mirror::Flag, When::Always),
-    ]);
-    if es {
-        list.push((1, "s1_es", Mirror::Es, When::Always));
+}
+
+/// [`packing::Lengths`] of the DF-TRUC sector count `cm1` (`c − 1`), or
+/// fixed-length fields.
+fn lengths_of<'a>(p: &DpcParams, cm1: Option<&'a Expr>) -> packing::Lengths<'a> {
+    match cm1 {
+        Some(cm1) => packing::Lengths::Sectors {
+            g: p.sector_segments() as u32,
+            cm1,
+            cm1_max: (p.sectors() as u64).saturating_sub(1),
+        },
+        None => packing::Lengths::Fixed,
     }
-    list.push((1, "s1_error", Mirror::Error, When::Always));
-    if truc {
-        list.push((1, "s1_mask", Mirror::Mask, When::Accepted));
+}
+
+/// The shift selects of the next stage's unpacker nodes (`next_levels`
+/// levels down `runs`), computed here and registered (`s<stage>_shifts`).
+#[allow(clippy::too_many_arguments)]
+fn next_selects(
+    u: &mut StreamUnit,
+    stage: usize,
+    runs: &[packing::Sub],
+    es: &[Expr],
+    n: u32,
+    lengths: &packing::Lengths,
+    next_levels: usize,
+) -> Result<packing::Selects, IrError> {
+    let sel = packing::unpack_selects(&mut u.m, runs, es, n, lengths, next_levels)?;
+    match packing::selects_bus(&sel)? {
+        Some(bus) => {
+            let r = u.reg(stage, "shifts", bus)?;
+            packing::selects_from_bus(&sel, &r)
+        }
+        None => Ok(sel),
     }
-    list.extend([
-        (2, "decoded", Mirror::Data, When::Accepted),
-        (2, "s2_block", Mirror::Block, When::Always),
-        (2, "s2_error", Mirror::Error, When::Always),
-    ]);
+}
+
+/// A middle stage (`stage`): `levels` more levels of the unpacker on the
+/// registered runs with the registered selects (a raw packet's bytes pass
+/// through), registered with C, the ES bits, the error (checked here
+/// when stage 1 registered the length) and the mask, and the selects of
+/// the next stage's `next_levels` levels.
+#[allow(clippy::too_many_arguments)]
+fn unpack_stage(
+    u: &mut StreamUnit,
+    p: &DpcParams,
+    mode: Mode,
+    prev: &Parsed,
+    stage: usize,
+    levels: usize,
+    next_levels: usize,
+) -> Result<Parsed, IrError> {
+    let (w, n) = (p.groups() as u32, p.segments() as u32);
+    let es: Vec<Expr> = match &prev.es {
+        Some(es_reg) => (0..w).map(|i| es_reg.bit(i)).collect::<Result<_, _>>()?,
+        None => vec![],
+    };
+    // this stage's nodes shift by the registered selects: the sector count
+    // the lengths carry is not read (a constant stands in for it)
+    let unread = k(0, bits_for((p.sectors() as u64).saturating_sub(1)))?;
+    let lengths = lengths_of(p, prev.mask.as_ref().map(|_| &unread));
+    let (stream, runs) = if prev.es.is_some() {
+        let m = &mut u.m;
+        let mut top = prev.stream.width();
+        let mut runs = Vec::new();
+        for r in &prev.runs {
+            let wd = r.groups as u32 * n;
+            let sub = packing::Sub {
+                data: prev.stream.slice(top - 1, top - wd)?,
+                ..r.clone()
+            };
+            top -= wd;
+            runs.extend(packing::unpack_split(
+                m,
+                sub,
+                &es,
+                n,
+                &lengths,
+                levels,
+                Some(&prev.selects),
+            )?);
+        }
+        let split = Expr::concat(runs.iter().map(|r| r.data.clone()))?;
+        (Expr::mux(&prev.flag, &split, &prev.stream)?, runs)
+    } else {
+        // one segment: nothing to unpack
+        (prev.stream.clone(), prev.runs.clone())
+    };
+    let error = match (&prev.error, &prev.len) {
+        (Some(e), _) => e.clone(),
+        (None, Some(len)) => {
+            let npc = match &prev.mask {
+                Some(mk) => {
+                    let bits: Vec<Expr> = (0..mk.width())
+                        .map(|i| mk.bit(i))
+                        .collect::<Result<_, _>>()?;
+                    Some(sum(&bits, bits_for(p.sectors() as u64))?)
+                }
+                None => None,
+            };
+            length_error(&mut u.m, p, mode, &prev.flag, &es, npc.as_ref(), len)?
+        }
+        (None, None) => return Err(IrError::EmptyConcat),
+    };
+    let selects = if prev.es.is_some() && runs.iter().any(|r| r.groups > 1) {
+        // the next stage's selects, from the registered mask's count
+        let name = format!("mask{stage}_count_m1");
+        let cm1 = sector_lengths(&mut u.m, p, &name, prev.mask.as_ref())?;
+        let lengths = lengths_of(p, cm1.as_ref());
+        next_selects(u, stage, &runs, &es, n, &lengths, next_levels)?
+    } else {
+        packing::Selects::new()
+    };
+    Ok(Parsed {
+        stream: u.reg(stage, "stream", stream)?,
+        runs,
+        flag: u.reg(stage, "flag", prev.flag.clone())?,
+        es: match &prev.es {
+            Some(e) => Some(u.reg(stage, "es", e.clone())?),
+            None => None,
+        },
+        error: Some(u.reg(stage, "error", error)?),
+        len: None,
+        mask: match &prev.mask {
+            Some(mk) => Some(u.reg(stage, "mask", mk.clone())?),
+            None => None,
+        },
+        selects,
+    })
+}
+
+/// The stage probes of the decompressor (`truc`: the DF-TRUC one; `npc`:
+/// stage 1 has the wire `npc`; `es`: the ES bits are registered, more
+/// than one segment; `stages` deep, the length checked in stage
+/// `checked`): each stage's logic wires, then its registers
+/// (docs/hw/cosim.md).
+fn stage_probes(
+    m: &Module,
+    truc: bool,
+    npc: bool,
+    es: bool,
+    stages: usize,
+    checked: usize,
+) -> Result<Vec<StageProbe>, IrError> {
+    let mut list: Vec<(usize, String, Mirror, When)> = Vec::new();
+    let mut add = |s: usize, name: &str, mirror: Mirror, when: When| {
+        list.push((s, name.to_string(), mirror, when))
+    };
+    add(1, "flag", Mirror::Flag, When::Always);
+    if npc {
+        add(1, "npc", Mirror::Npc, When::Always);
+    }
     if truc {
-        list.push((2, "s2_mask", Mirror::Mask, When::Always));
+        add(checked, "seg_count", Mirror::Segments, When::Always);
+        add(checked, "raw_len", Mirror::RawLen, When::Always);
+    }
+    add(checked, "expected_len", Mirror::ExpectedLen, When::Always);
+    for s in 1..stages {
+        add(s, &format!("s{s}_flag"), Mirror::Flag, When::Always);
+        if es {
+            add(s, &format!("s{s}_es"), Mirror::Es, When::Always);
+        }
+        if s >= checked {
+            add(s, &format!("s{s}_error"), Mirror::Error, When::Always);
+        }
+        if truc {
+            add(s, &format!("s{s}_mask"), Mirror::Mask, When::Accepted);
+        }
+    }
+    let l = stages;
+    add(l, "decoded", Mirror::Data, When::Accepted);
+    add(l, &format!("s{l}_block"), Mirror::Block, When::Always);
+    add(l, &format!("s{l}_error"), Mirror::Error, When::Always);
+    if truc {
+        add(l, &format!("s{l}_mask"), Mirror::Mask, When::Always);
     }
     let mut probes = Probes::default();
     for (stage, name, mirror, when) in list {
-        probes.record(m, stage, name, mirror, when, None)?;
+        probes.record(m, stage, &name, mirror, when, None)?;
     }
     Ok(probes.list)
 }
 
-/// The stage-1 registers: the stream after the first unpacker levels
-/// (its runs of groups in `runs`, first most significant) or, for a raw
+/// A stage's registers: the stream after the unpacker levels so far (its
+/// runs of groups in `runs`, first most significant) or, for a raw
 /// packet, the raw block; C, the ES bits (more than one segment), the
-/// length error and the mask (DF-TRUC).
+/// length error (or, before the stage that checks it, the length), the
+/// mask (DF-TRUC) and the next stage's shift selects.
 struct Parsed {
     stream: Expr,
     runs: Vec<packing::Sub>,
     flag: Expr,
     es: Option<Expr>,
-    error: Expr,
+    error: Option<Expr>,
+    len: Option<Expr>,
     mask: Option<Expr>,
+    selects: packing::Selects,
 }
 
 /// `c − 1` of the critical-sector count `npc` (0 for none), as the
@@ -136,15 +387,75 @@ fn sector_count_m1(m: &mut Module, name: &str, npc: &Expr, ks: u32) -> Result<Ex
     wire(m, name, lookup(npc, &table, width)?)
 }
 
+/// The length check of a packet with C `c`, ES bits `es` and (DF-TRUC)
+/// `npc` critical sectors against `len`: whether the length differs from
+/// the one the fields imply (wires `expected_len`, DF-TRUC `seg_count`
+/// and `raw_len`).
+fn length_error(
+    m: &mut Module,
+    p: &DpcParams,
+    mode: Mode,
+    c: &Expr,
+    es: &[Expr],
+    npc: Option<&Expr>,
+    len: &Expr,
+) -> Result<Expr, IrError> {
+    let (b, w, n) = (
+        p.block_bytes() as u32,
+        p.groups() as u32,
+        p.segments() as u32,
+    );
+    let ks = p.sectors() as u32;
+    let truc = mode == Mode::Truc;
+    let kp = if truc { ks } else { 0 };
+    let lw = len_width(p, mode);
+    let nw = bits_for(n as u64);
+    let codedw = w + w * n;
+    let xw = bits_for((kp + 1 + codedw) as u64).max(lw);
+    let (coded_len, raw_len) = if let (true, Some(npc)) = (truc, npc) {
+        let g = p.sector_segments() as u64;
+        let ns: Vec<u64> = (0..=ks as u64).map(|c| c * g).collect();
+        let raws: Vec<u64> = (0..=ks as u64)
+            .map(|c| 8 * c * p.sector_bytes() as u64)
+            .collect();
+        let seg_count = wire(m, "seg_count", lookup(npc, &ns, nw)?)?;
+        if let Some(sig) = seg_count.as_signal().cloned() {
+            // (a probe: the lengths come from the counts)
+            m.mark_unused(&sig, sig.width() - 1, 0)?;
+        }
+        let raw_len = wire(m, "raw_len", lookup(npc, &raws, xw)?)?;
+        let count = popcount(es)?;
+        let coded = packing::truc_coded_len(&count, npc, p, xw)?;
+        (coded, raw_len)
+    } else {
+        // every field 1 or n bits: the length from the ES count
+        let count = wire(m, "es_count", popcount(es)?)?;
+        let coded = packing::coded_len(&count, w as u64, n as u64, xw)?;
+        (coded, k(8 * b as u128, xw)?)
+    };
+    let expected = wire(
+        m,
+        "expected_len",
+        Expr::mux(c, &coded_len, &raw_len)?.add(&k(kp as u128 + 1, xw)?)?,
+    )?;
+    expected.cmp_ne(&len.zext(xw)?)
+}
+
 /// Stage 1: the mask (DF-TRUC), C and ES of the packet `bits`, the
-/// length check against `len`, and the encoded data through the first
-/// unpacker levels (or the raw bytes), registered.
+/// length check against `len` (`check`; else the length is registered),
+/// and the encoded data through `levels` unpacker levels (or the raw
+/// bytes), registered with the selects of the next stage's
+/// `next_levels` levels.
+#[allow(clippy::too_many_arguments)]
 fn parse_stage(
     u: &mut StreamUnit,
     p: &DpcParams,
     mode: Mode,
     bits: &Expr,
     len: &Expr,
+    levels: usize,
+    next_levels: usize,
+    check: bool,
 ) -> Result<Parsed, IrError> {
     let (b, w, n) = (
         p.block_bytes() as u32,
@@ -155,12 +466,11 @@ fn parse_stage(
     let truc = mode == Mode::Truc;
     let kp = if truc { ks } else { 0 };
     let inw = kp + 1 + 8 * b;
-    let lw = len_width(p, mode);
-    let m = &mut u.m;
     let top = inw - 1;
     let mask_bits: Vec<Expr> = (0..kp)
         .map(|i| bits.bit(top - i))
         .collect::<Result<_, _>>()?;
+    let m = &mut u.m;
     let c = wire(m, "flag", bits.bit(top - kp)?)?;
     let es: Vec<Expr> = (0..w)
         .map(|i| bits.bit(top - kp - 1 - i))
@@ -176,9 +486,6 @@ fn parse_stage(
             }
         }
     }
-    let nw = bits_for(n as u64);
-    let codedw = w + w * n;
-    let xw = bits_for((kp + 1 + codedw) as u64).max(lw);
     let ed_w = 8 * b - w;
     // The encoded data: everything after ES, padded to W groups of N bits.
     // (One segment: ES fills the bus after C, no ED fits; such a packet
@@ -194,36 +501,28 @@ fn parse_stage(
         groups: w as usize,
         name: "up".to_string(),
     };
-    let (runs, coded_len, raw_len) = if truc {
+    // (the count is read here by the length check and, with more than
+    // one sector, by the unpacker's lengths)
+    let (npc, cm1) = if truc && (check || ks > 1) {
         let cw = bits_for(ks as u64);
         let npc = wire(m, "npc", sum(&mask_bits, cw)?)?;
-        let g = p.sector_segments() as u64;
-        let ns: Vec<u64> = (0..=ks as u64).map(|c| c * g).collect();
-        let raws: Vec<u64> = (0..=ks as u64)
-            .map(|c| 8 * c * p.sector_bytes() as u64)
-            .collect();
-        let seg_count = wire(m, "seg_count", lookup(&npc, &ns, nw)?)?;
-        if let Some(sig) = seg_count.as_signal().cloned() {
-            // (a probe: the lengths come from the counts)
-            m.mark_unused(&sig, sig.width() - 1, 0)?;
-        }
-        let raw_len = wire(m, "raw_len", lookup(&npc, &raws, xw)?)?;
         let cm1 = sector_count_m1(m, "sector_count_m1", &npc, ks)?;
-        let lengths = packing::Lengths::Sectors {
-            g: g as u32,
-            cm1: &cm1,
-            cm1_max: ks.saturating_sub(1) as u64,
-        };
-        let runs = packing::unpack_split(m, root, &es, n, &lengths, STAGE1_LEVELS)?;
-        let count = popcount(&es)?;
-        let coded = packing::truc_coded_len(&count, &npc, p, xw)?;
-        (runs, coded, raw_len)
+        (Some(npc), Some(cm1))
     } else {
-        let runs = packing::unpack_split(m, root, &es, n, &packing::Lengths::Fixed, STAGE1_LEVELS)?;
-        // every field 1 or n bits: the length from the ES count
-        let count = wire(m, "es_count", popcount(&es)?)?;
-        let coded = packing::coded_len(&count, w as u64, n as u64, xw)?;
-        (runs, coded, k(8 * b as u128, xw)?)
+        (None, None)
+    };
+    let lengths = lengths_of(p, cm1.as_ref());
+    let runs = packing::unpack_split(m, root, &es, n, &lengths, levels, None)?;
+    let (error, len) = if check {
+        let e = length_error(m, p, mode, &c, &es, npc.as_ref(), len)?;
+        (Some(u.reg(1, "error", e)?), None)
+    } else {
+        (None, Some(u.reg(1, "len", len.clone())?))
+    };
+    let selects = if n > 1 {
+        next_selects(u, 1, &runs, &es, n, &lengths, next_levels)?
+    } else {
+        packing::Selects::new()
     };
     let raw_block = Expr::concat(
         (0..b)
@@ -232,12 +531,6 @@ fn parse_stage(
             .collect::<Result<Vec<_>, _>>()?,
     )?;
     let split = Expr::concat(runs.iter().map(|r| r.data.clone()))?;
-    let expected = wire(
-        m,
-        "expected_len",
-        Expr::mux(&c, &coded_len, &raw_len)?.add(&k(kp as u128 + 1, xw)?)?,
-    )?;
-    let error = expected.cmp_ne(&len.zext(xw)?)?;
     let stream = u.reg(1, "stream", Expr::mux(&c, &split, &raw_block)?)?;
     let flag = u.reg(1, "flag", c)?;
     let es = if n > 1 {
@@ -245,7 +538,6 @@ fn parse_stage(
     } else {
         None
     };
-    let error = u.reg(1, "error", error)?;
     let mask = if truc {
         Some(u.reg(1, "mask", Expr::concat(mask_bits.iter().rev().cloned())?)?)
     } else {
@@ -257,34 +549,25 @@ fn parse_stage(
         flag,
         es,
         error,
+        len,
         mask,
+        selects,
     })
 }
 
-/// Stage 2's decoding: the rest of the unpacker on the registered runs,
-/// the segments rebuilt from the groups' fields (segment `j` taking bit
-/// `j` of each field, or the pattern bit where ES is set), or the raw
-/// block (wire `decoded`).
+/// The last stage's decoding: the rest of the unpacker on the registered
+/// runs with the registered selects, the segments rebuilt from the
+/// groups' fields (segment `j` taking bit `j` of each field, or the
+/// pattern bit where ES is set), or the raw block (wire `decoded`).
 fn decode_stage(m: &mut Module, p: &DpcParams, s1: &Parsed) -> Result<Expr, IrError> {
     let (w, n) = (p.groups() as u32, p.segments() as u32);
-    let ks = p.sectors() as u32;
     let coded = match &s1.es {
         Some(es_reg) => {
             let es: Vec<Expr> = (0..w).map(|i| es_reg.bit(i)).collect::<Result<_, _>>()?;
-            let cm1;
-            let lengths = match &s1.mask {
-                Some(mk) => {
-                    let bits: Vec<Expr> = (0..ks).map(|i| mk.bit(i)).collect::<Result<_, _>>()?;
-                    let npc = sum(&bits, bits_for(ks as u64))?;
-                    cm1 = sector_count_m1(m, "mask_count_m1", &npc, ks)?;
-                    packing::Lengths::Sectors {
-                        g: p.sector_segments() as u32,
-                        cm1: &cm1,
-                        cm1_max: ks.saturating_sub(1) as u64,
-                    }
-                }
-                None => packing::Lengths::Fixed,
-            };
+            // every node's selects are registered: the sector count the
+            // lengths carry is not read (a constant stands in for it)
+            let unread = k(0, bits_for((p.sectors() as u64).saturating_sub(1)))?;
+            let lengths = lengths_of(p, s1.mask.as_ref().map(|_| &unread));
             let mut top = s1.stream.width();
             let mut fields = Vec::with_capacity(w as usize);
             for r in &s1.runs {
@@ -294,7 +577,9 @@ fn decode_stage(m: &mut Module, p: &DpcParams, s1: &Parsed) -> Result<Expr, IrEr
                     ..r.clone()
                 };
                 top -= wd;
-                for f in packing::unpack_split(m, sub, &es, n, &lengths, usize::MAX)? {
+                for f in
+                    packing::unpack_split(m, sub, &es, n, &lengths, usize::MAX, Some(&s1.selects))?
+                {
                     fields.push(f.data);
                 }
             }

@@ -11,13 +11,33 @@ use golden::dpc::{DpcParams, Mode};
 
 use crate::circuits::bits_for;
 use crate::family::{Family, GenError, Unit};
-use crate::ir::Module;
+use crate::ir::{IrError, Module};
 use crate::params::{DpcKeys, FamilyParams};
 use crate::unit::UnitDescription;
 
-/// Pipeline latency of every DPC unit (edges from input to output).
+/// Pipeline latency of every DPC unit at its default depth (edges from
+/// input to output).
 pub const COMPRESSOR_LATENCY: u32 = 2;
 pub const DECOMPRESSOR_LATENCY: u32 = 2;
+
+/// The deepest decompressor `gen dpc --decompressor-stages` builds.
+pub const MAX_DECOMPRESSOR_STAGES: usize = 3;
+
+/// `stages` of a DPC decompressor within its range (2 to
+/// [`MAX_DECOMPRESSOR_STAGES`]).
+pub(crate) fn check_decompressor_stages(stages: usize) -> Result<(), IrError> {
+    let min = DECOMPRESSOR_LATENCY as usize;
+    if (min..=MAX_DECOMPRESSOR_STAGES).contains(&stages) {
+        Ok(())
+    } else {
+        Err(IrError::ParameterOutOfRange {
+            what: "pipeline stages of a DPC decompressor".to_string(),
+            value: stages as u64,
+            min: min as u64,
+            max: MAX_DECOMPRESSOR_STAGES as u64,
+        })
+    }
+}
 
 /// A DPC unit: a compressor of a mode, or a decompressor (`Mode::Plain`,
 /// which also decodes DF-MAN, or `Mode::Truc`). The DPC part of
@@ -121,5 +141,57 @@ impl Family for DpcParams {
             len_bits: len_width(p, Mode::Plain),
             truc_len_bits: len_width(p, Mode::Truc),
         })
+    }
+}
+
+/// A DPC geometry with the pipeline depth of its decompressors: what
+/// `gen dpc --decompressor-stages N` generates ([`DpcParams`] alone is
+/// the default depth).
+#[derive(Clone, Copy, Debug)]
+pub struct Staged {
+    pub params: DpcParams,
+    /// Stages of both decompressors (the compressors keep theirs).
+    pub decompressor_stages: usize,
+}
+
+impl Staged {
+    /// The geometry at a decompressor depth, checked against its range.
+    pub fn new(params: DpcParams, decompressor_stages: usize) -> Result<Staged, IrError> {
+        check_decompressor_stages(decompressor_stages)?;
+        Ok(Staged {
+            params,
+            decompressor_stages,
+        })
+    }
+}
+
+impl Family for Staged {
+    const NAME: &'static str = <DpcParams as Family>::NAME;
+    const UNITS: &'static [Unit] = &UNITS;
+
+    fn build(&self, unit: Unit) -> Result<(Module, UnitDescription), GenError> {
+        Ok(match unit {
+            Unit::Dpc(DpcUnit::Decompressor(mode)) => decompressor::build_staged(
+                &self.params,
+                mode == Mode::Truc,
+                self.decompressor_stages,
+            )?,
+            other => self.params.build(other)?,
+        })
+    }
+
+    fn header_lines(&self) -> Vec<String> {
+        let mut lines = self.params.header_lines();
+        if self.decompressor_stages != DECOMPRESSOR_LATENCY as usize {
+            lines.push(format!(
+                "Pipeline stages: decompressors {}",
+                self.decompressor_stages
+            ));
+        }
+        lines
+    }
+
+    fn params(&self) -> FamilyParams {
+        self.params.params()
     }
 }

@@ -418,9 +418,164 @@ fn shl_stages_top(
     Ok(cur)
 }
 
+/// The shift selects of one unpacker node, computed from the ES bits of
+/// its left half (and the sector count): for fields of 1 or `n` bits the
+/// count of ES bits set (`first`); for DF-TRUC's the count `j` of ES bits
+/// clear (`first`, none with one segment a sector: it shifts by
+/// `j·(g−1)` = 0) and `j·(c−1)` (`second`, none where `c` is at most 1).
+#[derive(Clone)]
+pub struct NodeSelects {
+    pub first: Option<Expr>,
+    pub second: Option<Expr>,
+}
+
+/// The shift selects of the nodes of an unpacker, by the node's wire
+/// stem: computed one stage ahead and registered, so that a stage of the
+/// unpacker starts with its mux levels.
+pub type Selects = std::collections::BTreeMap<String, NodeSelects>;
+
+/// The selects of the node `name` whose left half is the groups
+/// `first..first + mid` (wires `<name>_count`, or `<name>_clear` and
+/// `<name>_jc`).
+fn node_selects(
+    m: &mut Module,
+    name: &str,
+    es: &[Expr],
+    first: usize,
+    mid: usize,
+    lengths: &Lengths,
+) -> Result<NodeSelects, IrError> {
+    Ok(match lengths {
+        Lengths::Fixed => NodeSelects {
+            first: Some(wire(
+                m,
+                &format!("{name}_count"),
+                count(&es[first..first + mid])?,
+            )?),
+            second: None,
+        },
+        Lengths::Sectors { g, cm1, cm1_max } => {
+            let j = wire(
+                m,
+                &format!("{name}_clear"),
+                clear_count(&es[first..first + mid])?,
+            )?;
+            let second = if *cm1_max > 0 {
+                let jw = bits_for(mid as u64 * cm1_max);
+                Some(wire(m, &format!("{name}_jc"), mul_var(&j, cm1, jw)?)?)
+            } else {
+                None
+            };
+            NodeSelects {
+                first: (*g > 1).then_some(j),
+                second,
+            }
+        }
+    })
+}
+
+/// The selects of every node [`unpack_split`] visits on `runs` (their
+/// data unread) down `levels` levels, where `n > 1` (one segment has no
+/// shifts).
+pub fn unpack_selects(
+    m: &mut Module,
+    runs: &[Sub],
+    es: &[Expr],
+    n: u32,
+    lengths: &Lengths,
+    levels: usize,
+) -> Result<Selects, IrError> {
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        m: &mut Module,
+        first: usize,
+        groups: usize,
+        name: &str,
+        es: &[Expr],
+        lengths: &Lengths,
+        levels: usize,
+        out: &mut Selects,
+    ) -> Result<(), IrError> {
+        if groups == 1 || levels == 0 {
+            return Ok(());
+        }
+        let mid = groups.div_ceil(2);
+        let sel = node_selects(m, name, es, first, mid, lengths)?;
+        out.insert(name.to_string(), sel);
+        walk(
+            m,
+            first,
+            mid,
+            &format!("{name}l"),
+            es,
+            lengths,
+            levels - 1,
+            out,
+        )?;
+        walk(
+            m,
+            first + mid,
+            groups - mid,
+            &format!("{name}r"),
+            es,
+            lengths,
+            levels - 1,
+            out,
+        )
+    }
+    let mut out = Selects::new();
+    if n > 1 {
+        for r in runs {
+            walk(m, r.first, r.groups, &r.name, es, lengths, levels, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+/// `selects` as one bus (every node's first, then second select, in the
+/// map's order) and back: [`selects_from_bus`] slices a register of it.
+pub fn selects_bus(selects: &Selects) -> Result<Option<Expr>, IrError> {
+    let parts: Vec<Expr> = selects
+        .values()
+        .flat_map(|s| s.first.clone().into_iter().chain(s.second.clone()))
+        .collect();
+    if parts.is_empty() {
+        Ok(None)
+    } else {
+        Expr::concat(parts).map(Some)
+    }
+}
+
+/// The selects of the shape of `like` read from `bus` (a register of
+/// [`selects_bus`] of it).
+pub fn selects_from_bus(like: &Selects, bus: &Expr) -> Result<Selects, IrError> {
+    let mut top = bus.width();
+    let mut take = |w: u32| -> Result<Expr, IrError> {
+        let e = bus.slice(top - 1, top - w)?;
+        top -= w;
+        Ok(e)
+    };
+    let mut out = Selects::new();
+    for (name, s) in like {
+        let first = match &s.first {
+            Some(x) => Some(take(x.width())?),
+            None => None,
+        };
+        let second = match &s.second {
+            Some(x) => Some(take(x.width())?),
+            None => None,
+        };
+        out.insert(name.clone(), NodeSelects { first, second });
+    }
+    Ok(out)
+}
+
 /// Unpack `sub` down `levels` levels of the tree (each node splitting
 /// its groups at half, rounded up): the runs left (a run of one group is
-/// its field, its first `n` bits). `es`: every group's ES bit.
+/// its field, its first `n` bits). `es`: every group's ES bit. With
+/// `pre` every node shifts by its selects there (computed a stage
+/// before; a node missing is an error), else by selects computed here
+/// from `es` and `lengths`.
 pub fn unpack_split(
     m: &mut Module,
     sub: Sub,
@@ -428,6 +583,7 @@ pub fn unpack_split(
     n: u32,
     lengths: &Lengths,
     levels: usize,
+    pre: Option<&Selects>,
 ) -> Result<Vec<Sub>, IrError> {
     if sub.groups == 1 || levels == 0 {
         return Ok(vec![sub]);
@@ -441,9 +597,19 @@ pub fn unpack_split(
     let right = if n == 1 {
         stream.slice(right_w - 1, 0)?
     } else {
+        let sel = match pre {
+            Some(pre) => pre
+                .get(name)
+                .cloned()
+                .ok_or_else(|| IrError::InvalidIdentifier {
+                    name: name.to_string(),
+                    reason: "no shift selects were registered for this unpacker node".to_string(),
+                })?,
+            None => node_selects(m, name, es, first, mid, lengths)?,
+        };
         match lengths {
             Lengths::Fixed => {
-                let e = wire(m, &format!("{name}_count"), count(&es[first..first + mid])?)?;
+                let e = sel.first.ok_or(IrError::EmptyConcat)?;
                 let levels = e.width();
                 let mut need = vec![right_w; levels as usize + 1];
                 for t in (0..levels).rev() {
@@ -466,23 +632,16 @@ pub fn unpack_split(
                 }
                 cur
             }
-            Lengths::Sectors { g, cm1, cm1_max } => {
+            Lengths::Sectors { g, .. } => {
                 // left length = mid + j·(g·c − 1) = mid + j·(g − 1) + g·j·(c − 1)
-                let j = wire(
-                    m,
-                    &format!("{name}_clear"),
-                    clear_count(&es[first..first + mid])?,
-                )?;
                 let mut stages: Vec<(Expr, u32)> = Vec::new();
-                if *g > 1 {
+                if let (true, Some(j)) = (*g > 1, &sel.first) {
                     for t in 0..j.width() {
                         stages.push((j.bit(t)?, (1u32 << t) * (g - 1)));
                     }
                 }
-                if *cm1_max > 0 {
-                    let jw = bits_for(mid as u64 * cm1_max);
-                    let jc = wire(m, &format!("{name}_jc"), mul_var(&j, cm1, jw)?)?;
-                    for t in 0..jw {
+                if let Some(jc) = &sel.second {
+                    for t in 0..jc.width() {
                         stages.push((jc.bit(t)?, (1u32 << t) * g));
                     }
                 }
@@ -504,7 +663,7 @@ pub fn unpack_split(
         groups: cnt - mid,
         name: format!("{name}r"),
     };
-    let mut out = unpack_split(m, l, es, n, lengths, levels - 1)?;
-    out.extend(unpack_split(m, r, es, n, lengths, levels - 1)?);
+    let mut out = unpack_split(m, l, es, n, lengths, levels - 1, pre)?;
+    out.extend(unpack_split(m, r, es, n, lengths, levels - 1, pre)?);
     Ok(out)
 }

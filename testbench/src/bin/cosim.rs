@@ -363,6 +363,10 @@ struct DpcArgs {
     /// man-compressor, decompressor, truc-decompressor.
     #[arg(long, default_value = "all")]
     unit: String,
+    /// Pipeline stages of the decompressors (2 or 3; `gen dpc
+    /// --decompressor-stages`) [default: 2].
+    #[arg(long)]
+    decompressor_stages: Option<usize>,
     #[command(flatten)]
     common: StreamArgs,
 }
@@ -564,11 +568,14 @@ fn run_dpc(cli: DpcArgs) -> Result<bool> {
         stall: c.stall,
         resets: c.resets,
         build: c.build.clone(),
+        decompressor_stages: cli
+            .decompressor_stages
+            .unwrap_or(hdl::dpc::DECOMPRESSOR_LATENCY as usize),
     };
     let reports = testbench::dpc::run(&cfg)?;
     println!(
-        "cosim dpc: block {} segment {} sector {} seed {} ({} vectors per unit, stall {}, {} resets)",
-        cli.block, cli.segment, cli.sector, c.seed, cfg.blocks, cfg.stall, cfg.resets
+        "cosim dpc: block {} segment {} sector {}, decompressor stages {}, seed {} ({} vectors per unit, stall {}, {} resets)",
+        cli.block, cli.segment, cli.sector, cfg.decompressor_stages, c.seed, cfg.blocks, cfg.stall, cfg.resets
     );
     Ok(stream_unit::print_reports("cosim dpc", &reports))
 }
