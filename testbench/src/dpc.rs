@@ -670,7 +670,27 @@ pub fn target(
     seed: u64,
     corpus: Option<&Path>,
 ) -> Result<StreamTarget, DpcSimError> {
-    let (module, desc) = hdl::Family::build(&p, unit.into())?;
+    target_staged(
+        p,
+        unit,
+        hdl::dpc::DECOMPRESSOR_LATENCY as usize,
+        n,
+        seed,
+        corpus,
+    )
+}
+
+/// [`target`] with decompressors of `decompressor_stages` stages.
+pub fn target_staged(
+    p: DpcParams,
+    unit: Unit,
+    decompressor_stages: usize,
+    n: usize,
+    seed: u64,
+    corpus: Option<&Path>,
+) -> Result<StreamTarget, DpcSimError> {
+    let staged = hdl::dpc::Staged::new(p, decompressor_stages).map_err(hdl::GenError::from)?;
+    let (module, desc) = hdl::Family::build(&staged, unit.into())?;
     let ui = Unit::ALL.iter().position(|&u| u == unit).unwrap_or(0) as u64;
     let tbs = blocks(&p, n, seed ^ (ui + 1).wrapping_mul(0x9e37), corpus)?;
     let mut seen = BTreeMap::new();

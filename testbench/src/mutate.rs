@@ -124,6 +124,9 @@ pub enum Design {
     Dpc {
         params: golden::dpc::DpcParams,
         unit: hdl::dpc::DpcUnit,
+        /// Pipeline stages of the decompressors (`gen dpc
+        /// --decompressor-stages`); the compressors ignore it.
+        decompressor_stages: usize,
     },
 }
 
@@ -152,7 +155,22 @@ impl Design {
                 }
             }
             Design::MagBdi { params, .. } => hdl::magbdi::config_name(params),
-            Design::Dpc { params, .. } => crate::dpc::config_name(params),
+            Design::Dpc {
+                params,
+                unit,
+                decompressor_stages,
+            } => {
+                let dir = crate::dpc::config_name(params);
+                match unit {
+                    // a decompressor of another depth: a directory of its own
+                    hdl::dpc::DpcUnit::Decompressor(_)
+                        if *decompressor_stages != hdl::dpc::DECOMPRESSOR_LATENCY as usize =>
+                    {
+                        format!("{dir}-d{decompressor_stages}")
+                    }
+                    _ => dir,
+                }
+            }
         })
     }
 
@@ -1539,8 +1557,12 @@ pub fn mutations_in(design: &Design, scope: Scope) -> Result<(String, Vec<Mutati
             let t = crate::magbdi::target(*params, *unit, 1, 1, None)?;
             (t.label, t.module)
         }
-        Design::Dpc { params, unit } => {
-            let t = crate::dpc::target(*params, *unit, 1, 1, None)?;
+        Design::Dpc {
+            params,
+            unit,
+            decompressor_stages,
+        } => {
+            let t = crate::dpc::target_staged(*params, *unit, *decompressor_stages, 1, 1, None)?;
             (t.label, t.module)
         }
     };
@@ -1578,9 +1600,14 @@ pub fn run(cfg: &MutateConfig) -> Result<MutateReport, MutateError> {
             cfg.seed,
             cfg.corpus.as_deref(),
         )?),
-        Design::Dpc { params, unit } => Some(crate::dpc::target(
+        Design::Dpc {
+            params,
+            unit,
+            decompressor_stages,
+        } => Some(crate::dpc::target_staged(
             *params,
             *unit,
+            *decompressor_stages,
             cfg.blocks,
             cfg.seed,
             cfg.corpus.as_deref(),

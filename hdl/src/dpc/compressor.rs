@@ -231,6 +231,10 @@ struct Filtered {
     /// clear (register `s1_part_clear`, the same order) and their runs of
     /// groups.
     packed: Option<Packed>,
+    /// DF-TRUC: `seg_count − 1` of the critical-sector count (register
+    /// `s1_seg_count_m1`; a constant with one segment), for stage 2's
+    /// shifts.
+    nm1: Option<Expr>,
 }
 
 /// Stage 1: the filtered block of `mode` (plain: the block; DF-TRUC: the
@@ -256,6 +260,7 @@ fn filter_stage(
         .collect::<Result<_, _>>()?;
     let mut packed = None;
     let mut man = None;
+    let mut nm1_s1 = None;
     let (data, es, ones, count, extra) = match mode {
         Mode::Plain => {
             let (es, ones) = status(m, "grp", blk, None, p)?;
@@ -316,6 +321,7 @@ fn filter_stage(
                     .transpose()?,
                 parts.iter().map(|p| (p.first, p.groups)).collect(),
             ));
+            nm1_s1 = Some(nm1);
             (compacted, es, ones, None, Some(("npc", npc)))
         }
         Mode::Man => {
@@ -381,6 +387,10 @@ fn filter_stage(
         }
         None => None,
     };
+    let nm1 = match nm1_s1 {
+        Some(x) if x.as_const().is_none() => Some(u.reg(1, "seg_count_m1", x)?),
+        other => other,
+    };
     Ok(Filtered {
         data,
         es,
@@ -390,6 +400,7 @@ fn filter_stage(
         extra,
         mask,
         packed,
+        nm1,
     })
 }
 
@@ -460,7 +471,9 @@ fn pack_stage(
             // (a probe: the lengths come from the counts)
             m.mark_unused(&sig, sig.width() - 1, 0)?;
         }
-        let nm1 = packing::seg_count_m1(m, "nlen_m1", npc, p, nw)?;
+        // (registered in stage 1, so that the shifts' products start at a
+        // register)
+        let nm1 = s1.nm1.clone().ok_or(IrError::EmptyConcat)?;
         let (mut top, mut ctop) = (packed.width(), clear.as_ref().map_or(0, Expr::width));
         let mut parts = Vec::new();
         let mut counts = Vec::new();

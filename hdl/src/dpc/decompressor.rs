@@ -277,7 +277,8 @@ fn unpack_stage(
                 }
                 None => None,
             };
-            length_error(&mut u.m, p, mode, &prev.flag, &es, npc.as_ref(), len)?
+            let count = prev.count.clone().ok_or(IrError::EmptyConcat)?;
+            length_error(&mut u.m, p, mode, &prev.flag, &count, npc.as_ref(), len)?
         }
         (None, None) => return Err(IrError::EmptyConcat),
     };
@@ -300,6 +301,7 @@ fn unpack_stage(
         },
         error: Some(u.reg(stage, "error", error)?),
         len: None,
+        count: None,
         mask: match &prev.mask {
             Some(mk) => Some(u.reg(stage, "mask", mk.clone())?),
             None => None,
@@ -372,6 +374,8 @@ struct Parsed {
     es: Option<Expr>,
     error: Option<Expr>,
     len: Option<Expr>,
+    /// (with `len`) the number of ES bits set
+    count: Option<Expr>,
     mask: Option<Expr>,
     selects: packing::Selects,
 }
@@ -387,58 +391,94 @@ fn sector_count_m1(m: &mut Module, name: &str, npc: &Expr, ks: u32) -> Result<Ex
     wire(m, name, lookup(npc, &table, width)?)
 }
 
-/// The length check of a packet with C `c`, ES bits `es` and (DF-TRUC)
-/// `npc` critical sectors against `len`: whether the length differs from
-/// the one the fields imply (wires `expected_len`, DF-TRUC `seg_count`
-/// and `raw_len`).
+/// The length check of a packet with C `c`, `count` ES bits set and
+/// (DF-TRUC) `npc` critical sectors against `len`: whether the length
+/// differs from the one the fields imply.
+///
+/// The implied length is published as the wire `expected_len` (DF-TRUC
+/// also `seg_count` and `raw_len`) for the stage probes, but the check
+/// does not go through it: with `K = W + W·g·c + (mask bits) + 1` the
+/// coded length is `K − count·(g·c − 1)` (plain DPC: `g·c` = `n`), so a
+/// coded packet's length is right when `count·(g·c − 1) = K − len`, both
+/// sides modulo `2^x` like the length itself; the product of the count
+/// and a constant and the difference from `len` are computed side by
+/// side, per critical-sector count, and compared; a raw packet's length
+/// is compared with a constant.
+#[allow(clippy::too_many_arguments)]
 fn length_error(
     m: &mut Module,
     p: &DpcParams,
     mode: Mode,
     c: &Expr,
-    es: &[Expr],
+    count: &Expr,
     npc: Option<&Expr>,
     len: &Expr,
 ) -> Result<Expr, IrError> {
     let (b, w, n) = (
-        p.block_bytes() as u32,
-        p.groups() as u32,
-        p.segments() as u32,
+        p.block_bytes() as u64,
+        p.groups() as u64,
+        p.segments() as u64,
     );
-    let ks = p.sectors() as u32;
+    let ks = p.sectors() as u64;
     let truc = mode == Mode::Truc;
     let kp = if truc { ks } else { 0 };
     let lw = len_width(p, mode);
-    let nw = bits_for(n as u64);
-    let codedw = w + w * n;
-    let xw = bits_for((kp + 1 + codedw) as u64).max(lw);
-    let (coded_len, raw_len) = if let (true, Some(npc)) = (truc, npc) {
+    let nw = bits_for(n);
+    let xw = bits_for(kp + 1 + w + w * n).max(lw);
+    let lx = len.zext(xw)?;
+    let e = count.zext(xw)?;
+    // (fields of `f` bits: coded length `W + W·f − count·(f − 1)`)
+    let coded_ok = |f: u64| -> Result<Expr, IrError> {
+        let lhs = match f {
+            0 => k(0, xw)?.sub(&e)?,
+            _ => packing::mul_const(&e, f - 1, xw)?,
+        };
+        let rhs = k(((kp + 1 + w + w * f) % (1u64 << xw)) as u128, xw)?.sub(&lx)?;
+        lhs.cmp_eq(&rhs)
+    };
+    let raw_ok = |raw: u64| -> Result<Expr, IrError> {
+        lx.cmp_eq(&k(((raw + kp + 1) % (1u64 << xw)) as u128, xw)?)
+    };
+    let (coded_len, raw_len, ok) = if let (true, Some(npc)) = (truc, npc) {
         let g = p.sector_segments() as u64;
-        let ns: Vec<u64> = (0..=ks as u64).map(|c| c * g).collect();
-        let raws: Vec<u64> = (0..=ks as u64)
-            .map(|c| 8 * c * p.sector_bytes() as u64)
-            .collect();
+        let ns: Vec<u64> = (0..=ks).map(|c| c * g).collect();
+        let raws: Vec<u64> = (0..=ks).map(|c| 8 * c * p.sector_bytes() as u64).collect();
         let seg_count = wire(m, "seg_count", lookup(npc, &ns, nw)?)?;
         if let Some(sig) = seg_count.as_signal().cloned() {
             // (a probe: the lengths come from the counts)
             m.mark_unused(&sig, sig.width() - 1, 0)?;
         }
         let raw_len = wire(m, "raw_len", lookup(npc, &raws, xw)?)?;
-        let count = popcount(es)?;
-        let coded = packing::truc_coded_len(&count, npc, p, xw)?;
-        (coded, raw_len)
+        let coded = packing::truc_coded_len(count, npc, p, xw)?;
+        let mut sel = Vec::new();
+        let mut oks = Vec::new();
+        for cc in 0..=ks {
+            sel.push(npc.cmp_eq(&k(cc as u128, npc.width())?)?);
+            oks.push(Expr::mux(
+                c,
+                &coded_ok(cc * g)?,
+                &raw_ok(raws[cc as usize])?,
+            )?);
+        }
+        (coded, raw_len, crate::circuits::onehot_mux(&sel, &oks)?)
     } else {
-        // every field 1 or n bits: the length from the ES count
-        let count = wire(m, "es_count", popcount(es)?)?;
-        let coded = packing::coded_len(&count, w as u64, n as u64, xw)?;
-        (coded, k(8 * b as u128, xw)?)
+        let coded = packing::coded_len(count, w, n, xw)?;
+        let ok = Expr::mux(c, &coded_ok(n)?, &raw_ok(8 * b)?)?;
+        (coded, k(8 * b as u128, xw)?, ok)
     };
     let expected = wire(
         m,
         "expected_len",
         Expr::mux(c, &coded_len, &raw_len)?.add(&k(kp as u128 + 1, xw)?)?,
     )?;
-    expected.cmp_ne(&len.zext(xw)?)
+    if let Some(sig) = expected.as_signal().cloned() {
+        // (a probe: the check compares the count's product instead)
+        m.mark_unused(&sig, sig.width() - 1, 0)?;
+    }
+    if let Some(sig) = raw_len.as_signal().cloned() {
+        m.mark_unused(&sig, sig.width() - 1, 0)?;
+    }
+    Ok(ok.not())
 }
 
 /// Stage 1: the mask (DF-TRUC), C and ES of the packet `bits`, the
@@ -513,11 +553,18 @@ fn parse_stage(
     };
     let lengths = lengths_of(p, cm1.as_ref());
     let runs = packing::unpack_split(m, root, &es, n, &lengths, levels, None)?;
-    let (error, len) = if check {
-        let e = length_error(m, p, mode, &c, &es, npc.as_ref(), len)?;
-        (Some(u.reg(1, "error", e)?), None)
+    let (error, len, count) = if check {
+        let count = wire(m, "es_count", popcount(&es)?)?;
+        let e = length_error(m, p, mode, &c, &count, npc.as_ref(), len)?;
+        (Some(u.reg(1, "error", e)?), None, None)
     } else {
-        (None, Some(u.reg(1, "len", len.clone())?))
+        // the check's count and length, for the next stage
+        let count = popcount(&es)?;
+        (
+            None,
+            Some(u.reg(1, "len", len.clone())?),
+            Some(u.reg(1, "es_count", count)?),
+        )
     };
     let selects = if n > 1 {
         next_selects(u, 1, &runs, &es, n, &lengths, next_levels)?
@@ -550,6 +597,7 @@ fn parse_stage(
         es,
         error,
         len,
+        count,
         mask,
         selects,
     })

@@ -223,6 +223,10 @@ struct MutateArgs {
     /// --program-slots K --compressor-stages N` (4 or 5) [default: 4].
     #[arg(long, value_name = "N")]
     compressor_stages: Option<usize>,
+    /// DPC: pipeline stages of the decompressors, as `gen dpc
+    /// --decompressor-stages N` (2 or 3) [default: 2].
+    #[arg(long, value_name = "N")]
+    decompressor_stages: Option<usize>,
     /// Units with slots: the valid images programmed besides the reset
     /// value (trained; random, random:N; directed, directed:N: images whose
     /// segments take blocks built from their slots' predictors).
@@ -636,6 +640,13 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
             ));
         }
     }
+    if let Some(n) = cli.decompressor_stages {
+        if cli.design != DesignArg::Dpc {
+            return Err(anyhow!(
+                "--decompressor-stages {n}: applies to the DPC units (--design dpc)"
+            ));
+        }
+    }
     let (designs, what): (Vec<Design>, String) = match cli.design {
         DesignArg::Mpc => {
             let set = rtl::load_set(&cli.model)?;
@@ -716,14 +727,24 @@ fn run_mutate(cli: MutateArgs) -> Result<bool> {
                     .map(|u| parse_unit(u).ok_or_else(|| anyhow!("unknown DPC unit `{u}` (compressor, truc-compressor, man-compressor, decompressor, truc-decompressor, all)")))
                     .collect::<Result<Vec<_>>>()?
             };
+            let decompressor_stages = cli
+                .decompressor_stages
+                .unwrap_or(hdl::dpc::DECOMPRESSOR_LATENCY as usize);
+            // (checked here, before any work)
+            hdl::dpc::Staged::new(params, decompressor_stages)
+                .map_err(|e| anyhow!("--decompressor-stages: {e}"))?;
             let designs = units
                 .into_iter()
-                .map(|unit| Design::Dpc { params, unit })
+                .map(|unit| Design::Dpc {
+                    params,
+                    unit,
+                    decompressor_stages,
+                })
                 .collect();
             (
                 designs,
                 format!(
-                    "DPC, block {} segment {} sector {}",
+                    "DPC, block {} segment {} sector {}, decompressor stages {decompressor_stages}",
                     cli.block, cli.segment, cli.sector
                 ),
             )
