@@ -461,6 +461,7 @@ fn pack_stage(
     };
     let es_bits: Vec<Expr> = (0..w).map(|i| s1.es.bit(i)).collect::<Result<_, _>>()?;
     let sector_bits = 8 * p.sector_bytes() as u64;
+    let mut truc_count = None;
     let (ed, coded_len, compressed) = if let (Mode::Truc, Some(npc), Some((packed, clear, runs))) =
         (mode, &s1.extra, &s1.packed)
     {
@@ -523,6 +524,7 @@ fn pack_stage(
             0 => Expr::bool(false),
             _ => Expr::concat(terms)?.reduce_or(),
         };
+        truc_count = Some(count);
         (ed, len, compressed)
     } else {
         // every field is 1 or n bits: the packer, and the length and the
@@ -593,10 +595,41 @@ fn pack_stage(
         }
         None => body,
     };
-    let len = Expr::mux(&compressed, &coded_len, &raw_len)?
-        .zext(lw.max(clw))?
-        .add(&k(kp as u128 + 1, lw.max(clw))?)?
-        .trunc(lw)?;
+    let len = match (&truc_count, &s1.extra) {
+        (Some(count), Some(npc)) => {
+            // DF-TRUC: per critical-sector count `c` the packet's length,
+            // coded `(mask bits) + 1 + W + W·g·c − count·(g·c − 1)` or raw,
+            // one-hot selected
+            // (`coded_len` and `raw_len` are published for the probes)
+            for l in [&coded_len, &raw_len] {
+                if let Some(sig) = l.as_signal().cloned() {
+                    m.mark_unused(&sig, sig.width() - 1, 0)?;
+                }
+            }
+            let xw = lw.max(clw);
+            let e = count.zext(xw)?;
+            let g = p.sector_segments() as u64;
+            let (wu, kp1) = (w as u64, kp as u64 + 1);
+            let modx = |v: u64| (v % (1u64 << xw)) as u128;
+            let mut sel = Vec::new();
+            let mut vals = Vec::new();
+            for c in 0..=ks as u64 {
+                let f = c * g;
+                let kc = k(modx(kp1 + wu + wu * f), xw)?;
+                // (`K + count − count·f`: the product a shift, or one sum
+                // of two, beside the first addition)
+                let coded = kc.add(&e)?.sub(&packing::mul_const(&e, f, xw)?)?;
+                let raw = k(modx(kp1 + c * sector_bits), xw)?;
+                sel.push(npc.cmp_eq(&k(c as u128, npc.width())?)?);
+                vals.push(Expr::mux(&compressed, &coded, &raw)?);
+            }
+            crate::circuits::onehot_mux(&sel, &vals)?.trunc(lw)?
+        }
+        _ => Expr::mux(&compressed, &coded_len, &raw_len)?
+            .zext(lw.max(clw))?
+            .add(&k(kp as u128 + 1, lw.max(clw))?)?
+            .trunc(lw)?,
+    };
     Ok((u.reg(2, "bits", packet)?, u.reg(2, "len", len)?))
 }
 

@@ -399,11 +399,11 @@ fn sector_count_m1(m: &mut Module, name: &str, npc: &Expr, ks: u32) -> Result<Ex
 /// also `seg_count` and `raw_len`) for the stage probes, but the check
 /// does not go through it: with `K = W + W·g·c + (mask bits) + 1` the
 /// coded length is `K − count·(g·c − 1)` (plain DPC: `g·c` = `n`), so a
-/// coded packet's length is right when `count·(g·c − 1) = K − len`, both
-/// sides modulo `2^x` like the length itself; the product of the count
-/// and a constant and the difference from `len` are computed side by
-/// side, per critical-sector count, and compared; a raw packet's length
-/// is compared with a constant.
+/// coded packet's length is right when `count·g·c = (K − len) + count`,
+/// both sides modulo `2^x` like the length itself: the count shifted
+/// (or one sum of two shifts) against the count added to a difference
+/// computed from `len` alone, per critical-sector count; a raw packet's
+/// length is compared with a constant.
 #[allow(clippy::too_many_arguments)]
 fn length_error(
     m: &mut Module,
@@ -428,12 +428,17 @@ fn length_error(
     let lx = len.zext(xw)?;
     let e = count.zext(xw)?;
     // (fields of `f` bits: coded length `W + W·f − count·(f − 1)`)
+    // (`count·f = (K − len) + count`: a shift of the count, or one sum for
+    // an `f` of two bits set, against one addition to a difference
+    // computed from `len` alone)
     let coded_ok = |f: u64| -> Result<Expr, IrError> {
         let lhs = match f {
-            0 => k(0, xw)?.sub(&e)?,
-            _ => packing::mul_const(&e, f - 1, xw)?,
+            0 => k(0, xw)?,
+            _ => packing::mul_const(&e, f, xw)?,
         };
-        let rhs = k(((kp + 1 + w + w * f) % (1u64 << xw)) as u128, xw)?.sub(&lx)?;
+        let rhs = k(((kp + 1 + w + w * f) % (1u64 << xw)) as u128, xw)?
+            .sub(&lx)?
+            .add(&e)?;
         lhs.cmp_eq(&rhs)
     };
     let raw_ok = |raw: u64| -> Result<Expr, IrError> {
