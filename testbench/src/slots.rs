@@ -438,8 +438,9 @@ fn random_slot(set: &ModelSet, form: Form, rng: &mut Rng) -> Slot {
 /// and the next integer coprime with `2m + 1` for each further `2m + 1`
 /// ([`directed_multiplier`]): over each `2m + 1` images every byte takes
 /// every shift code, in another relation to its neighbours' codes and
-/// candidates) and the `(i + d + j)`-th of the stride candidates the
-/// form's depth bound allows (a root only where none does); the reorder
+/// candidates) and the `(i + d + j + 2r)`-th of the stride candidates the
+/// form's depth bound allows (`r = d / (2m + 1)`, the round; a root only
+/// where none does); the reorder
 /// is random (masks of density one half, a random column order, library
 /// index `(d + j) mod (hard-wired + 1)`), so that the permutation
 /// networks' switches take both settings. Passed through
@@ -457,6 +458,8 @@ pub fn directed_image(
         let mut depth = [0usize; BLOCK_BYTES];
         let max = form.max_shift.unsigned_abs() as usize;
         let a = directed_multiplier(d, 2 * max + 1);
+        // later rounds also move the candidates against the shift codes
+        let turn = 2 * (d / (2 * max + 1));
         for i in 0..BLOCK_BYTES {
             let shift = ((a * i + d + 5 * j) % (2 * max + 1)) as i64 - max as i64;
             let ok: Vec<usize> = match form.base {
@@ -470,7 +473,7 @@ pub fn directed_image(
             if ok.is_empty() {
                 continue;
             }
-            let base = ok[(i + d + j) % ok.len()];
+            let base = ok[(i + d + j + turn) % ok.len()];
             depth[i] = depth[base] + 1;
             rules[i] = ByteRule::Base {
                 base: base as u8,
