@@ -306,9 +306,10 @@ fn filter_stage(
                 0,
                 TRUC_STAGE1_LEVELS,
             )?;
-            // each part's count of ES bits clear, for stage 2's shifts
-            // (all but the last part's, which is never on a left side; none
-            // with one segment: no shifts)
+            // each part's count of ES bits clear, for stage 2's shifts and
+            // length (all but the last part's, which is never on a left
+            // side and is counted in stage 2; none with one segment: no
+            // shifts, never coded)
             let counted = if n > 1 { parts.len() - 1 } else { 0 };
             let counts: Vec<Expr> = parts[..counted]
                 .iter()
@@ -461,7 +462,7 @@ fn pack_stage(
     };
     let es_bits: Vec<Expr> = (0..w).map(|i| s1.es.bit(i)).collect::<Result<_, _>>()?;
     let sector_bits = 8 * p.sector_bytes() as u64;
-    let mut truc_count = None;
+    let mut truc_clear = None;
     let (ed, coded_len, compressed) = if let (Mode::Truc, Some(npc), Some((packed, clear, runs))) =
         (mode, &s1.extra, &s1.packed)
     {
@@ -506,17 +507,29 @@ fn pack_stage(
         let ed = parts.pop().map(|p| p.data).ok_or(IrError::EmptyConcat)?;
         // the length, and coded shorter than raw (per critical-sector
         // count, a threshold), from the ES count
+        // (the ES count for the `coded_len` probe)
         let count = wire(m, "es_count", popcount(&es_bits)?)?;
         let len = packing::truc_coded_len(&count, npc, p, clw)?;
+        // the number of ES bits clear: the parts' registered counts, and
+        // the parts without one counted here (a sum of a few small counts,
+        // not a popcount of every ES bit)
+        let mut clear_terms: Vec<Expr> = counts.iter().map(|(_, _, c)| c.clone()).collect();
+        for &(first, groups) in runs {
+            if !counts.iter().any(|(f, _, _)| *f == first) {
+                clear_terms.push(packing::clear_count(&es_bits[first..first + groups])?);
+            }
+        }
+        let clear = wire(m, "es_clear", sum(&clear_terms, bits_for(w as u64))?)?;
         let g = p.sector_segments() as u64;
         let cw = npc.width();
         let mut terms = Vec::new();
         for c in 0..=ks as u64 {
             let coded = |e: u64| w as u64 + e + (w as u64 - e) * c * g;
             if let Some(t) = packing::first_below(w as u64, c * sector_bits, coded) {
+                // (at least `t` ES bits set: at most `W − t` clear)
                 terms.push(
                     npc.cmp_eq(&k(c as u128, cw)?)?
-                        .and(&count.cmp_ge(&k(t as u128, count.width())?)?)?,
+                        .and(&clear.cmp_le(&k(w as u128 - t as u128, clear.width())?)?)?,
                 );
             }
         }
@@ -524,7 +537,7 @@ fn pack_stage(
             0 => Expr::bool(false),
             _ => Expr::concat(terms)?.reduce_or(),
         };
-        truc_count = Some(count);
+        truc_clear = Some(clear);
         (ed, len, compressed)
     } else {
         // every field is 1 or n bits: the packer, and the length and the
@@ -595,10 +608,11 @@ fn pack_stage(
         }
         None => body,
     };
-    let len = match (&truc_count, &s1.extra) {
-        (Some(count), Some(npc)) => {
+    let len = match (&truc_clear, &s1.extra) {
+        (Some(clear), Some(npc)) => {
             // DF-TRUC: per critical-sector count `c` the packet's length,
-            // coded `(mask bits) + 1 + W + W·g·c − count·(g·c − 1)` or raw,
+            // coded `(mask bits) + 1 + W + E + (W − E)·g·c` with `W − E` =
+            // `J` ES bits clear, `(mask bits) + 1 + 2W − J + J·g·c`, or raw,
             // one-hot selected
             // (`coded_len` and `raw_len` are published for the probes)
             for l in [&coded_len, &raw_len] {
@@ -607,7 +621,7 @@ fn pack_stage(
                 }
             }
             let xw = lw.max(clw);
-            let e = count.zext(xw)?;
+            let j = clear.zext(xw)?;
             let g = p.sector_segments() as u64;
             let (wu, kp1) = (w as u64, kp as u64 + 1);
             let modx = |v: u64| (v % (1u64 << xw)) as u128;
@@ -615,10 +629,10 @@ fn pack_stage(
             let mut vals = Vec::new();
             for c in 0..=ks as u64 {
                 let f = c * g;
-                let kc = k(modx(kp1 + wu + wu * f), xw)?;
-                // (`K + count − count·f`: the product a shift, or one sum
-                // of two, beside the first addition)
-                let coded = kc.add(&e)?.sub(&packing::mul_const(&e, f, xw)?)?;
+                let kc = k(modx(kp1 + 2 * wu), xw)?;
+                // (the product a shift, or one sum of two, beside the
+                // subtraction)
+                let coded = kc.sub(&j)?.add(&packing::mul_const(&j, f, xw)?)?;
                 let raw = k(modx(kp1 + c * sector_bits), xw)?;
                 sel.push(npc.cmp_eq(&k(c as u128, npc.width())?)?);
                 vals.push(Expr::mux(&compressed, &coded, &raw)?);

@@ -467,9 +467,12 @@ fn length_error(
         }
         (coded, raw_len, crate::circuits::onehot_mux(&sel, &oks)?)
     } else {
+        // (fields of one length: the implied length itself is compared,
+        // the shorter path here)
         let coded = packing::coded_len(count, w, n, xw)?;
-        let ok = Expr::mux(c, &coded_ok(n)?, &raw_ok(8 * b)?)?;
-        (coded, k(8 * b as u128, xw)?, ok)
+        let raw = k(8 * b as u128, xw)?;
+        let expected = Expr::mux(c, &coded, &raw)?.add(&k(kp as u128 + 1, xw)?)?;
+        (coded, raw, expected.cmp_eq(&lx)?)
     };
     let expected = wire(
         m,
