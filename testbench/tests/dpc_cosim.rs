@@ -59,7 +59,11 @@ fn three_stage_dpc_decompressors_match_golden_on_icarus() {
         assert!(r.ok(), "{}", r.render());
     }
     // (the units of this depth in a directory of their own)
-    assert!(cfg.build.join("dpc-128-4-32-d3").join("params.json").is_file());
+    assert!(cfg
+        .build
+        .join("dpc-128-4-32-d3")
+        .join("params.json")
+        .is_file());
 }
 
 #[test]
