@@ -1304,52 +1304,82 @@ pub fn locate(
     write_stage_gtkw(&vcd_path, &vcd, "mpc_tb", &gtkw_units, &g)?;
     loc.gtkw.push(g);
     if let Some(ctx) = context {
-        let from = (ctx.cycle.saturating_sub(ctx.latency)).saturating_sub(16);
-        let to = ctx.cycle + 16;
-        let wdir = out_dir.join("window");
-        std::fs::create_dir_all(&wdir).map_err(|source| LocateError::Io {
-            path: wdir.clone(),
-            source,
-        })?;
-        let wfiles = RunFiles {
-            dir: wdir.clone(),
-            vectors: ctx.files.vectors.clone(),
-            schedule: ctx.files.schedule.clone(),
-            out: wdir.join("out.txt"),
-        };
-        let wvcd = out_dir.join("window.vcd");
-        sim::run(
+        window_rerun(
             &b,
-            &wfiles,
-            ctx.n,
-            &RunOptions {
-                timeout_cycles: 100_000,
-                vcd: Some((wvcd.clone(), from, Some(to))),
-                plusargs: Vec::new(),
-                stages: 0,
-            },
-            None,
+            &ctx,
+            &out_dir,
+            ("mpc_tb", &gtkw_units),
+            Vec::new(),
+            100_000,
+            &mut loc,
         )?;
-        if let Ok(text) = std::fs::read_to_string(&wvcd) {
-            if let Ok(wv) = Vcd::parse(&text) {
-                let g = out_dir.join("window.gtkw");
-                write_stage_gtkw(&wvcd, &wv, "mpc_tb", &gtkw_units, &g)?;
-                loc.gtkw.push(g);
-            }
-            loc.window_vcd = Some(wvcd);
-            loc.notes.push(format!(
-                "window VCD covers shard cycles {from}..{to} (the block was accepted in cycle {}, delivered in {})",
-                ctx.cycle.saturating_sub(ctx.latency),
-                ctx.cycle
-            ));
-        }
     }
+    write_report(&out_dir, &loc)?;
+    Ok(loc)
+}
+
+/// Rerun the failing shard of `ctx` on the traced build `b` with a VCD
+/// window from 16 cycles before the block was accepted to 16 cycles after
+/// it was delivered (`<out_dir>/window.vcd`), with its save file
+/// (`window.gtkw`: the testbench `tb` and `units`), noted in `loc`.
+pub(crate) fn window_rerun(
+    b: &sim::Build,
+    ctx: &Context<'_>,
+    out_dir: &Path,
+    (tb, units): (&str, &[GtkwUnit<'_>]),
+    plusargs: Vec<String>,
+    timeout_cycles: u64,
+    loc: &mut Location,
+) -> Result<(), LocateError> {
+    let from = (ctx.cycle.saturating_sub(ctx.latency)).saturating_sub(16);
+    let to = ctx.cycle + 16;
+    let wdir = out_dir.join("window");
+    std::fs::create_dir_all(&wdir).map_err(|source| LocateError::Io {
+        path: wdir.clone(),
+        source,
+    })?;
+    let wfiles = RunFiles {
+        dir: wdir.clone(),
+        vectors: ctx.files.vectors.clone(),
+        schedule: ctx.files.schedule.clone(),
+        out: wdir.join("out.txt"),
+    };
+    let wvcd = out_dir.join("window.vcd");
+    sim::run(
+        b,
+        &wfiles,
+        ctx.n,
+        &RunOptions {
+            timeout_cycles,
+            vcd: Some((wvcd.clone(), from, Some(to))),
+            plusargs,
+            stages: 0,
+        },
+        None,
+    )?;
+    if let Ok(text) = std::fs::read_to_string(&wvcd) {
+        if let Ok(wv) = Vcd::parse(&text) {
+            let g = out_dir.join("window.gtkw");
+            write_stage_gtkw(&wvcd, &wv, tb, units, &g)?;
+            loc.gtkw.push(g);
+        }
+        loc.window_vcd = Some(wvcd);
+        loc.notes.push(format!(
+            "window VCD covers shard cycles {from}..{to} (the block was accepted in cycle {}, delivered in {})",
+            ctx.cycle.saturating_sub(ctx.latency),
+            ctx.cycle
+        ));
+    }
+    Ok(())
+}
+
+/// `loc` as `<out_dir>/report.txt`.
+pub(crate) fn write_report(out_dir: &Path, loc: &Location) -> Result<(), LocateError> {
     let report = out_dir.join("report.txt");
     std::fs::write(&report, loc.to_string()).map_err(|source| LocateError::Io {
         path: report,
         source,
-    })?;
-    Ok(loc)
+    })
 }
 
 #[cfg(test)]

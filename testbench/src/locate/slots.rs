@@ -275,45 +275,17 @@ pub fn locate_slots(
     write_stage_gtkw(&vcd_path, &vcd, SLOTS_TB, &gtkw_units, &g)?;
     loc.gtkw.push(g);
     if let Some(ShardWindow { context: ctx, cfg }) = context {
-        let from = (ctx.cycle.saturating_sub(ctx.latency)).saturating_sub(16);
-        let to = ctx.cycle + 16;
-        let wdir = out_dir.join("window");
-        std::fs::create_dir_all(&wdir).map_err(io(&wdir))?;
-        let wfiles = RunFiles {
-            dir: wdir.clone(),
-            vectors: ctx.files.vectors.clone(),
-            schedule: ctx.files.schedule.clone(),
-            out: wdir.join("out.txt"),
-        };
-        let wvcd = out_dir.join("window.vcd");
-        sim::run(
+        super::window_rerun(
             &b,
-            &wfiles,
-            ctx.n,
-            &RunOptions {
-                timeout_cycles: 20_000,
-                vcd: Some((wvcd.clone(), from, Some(to))),
-                plusargs: cfg_plusargs(unit, cfg),
-                stages: 0,
-            },
-            None,
+            &ctx,
+            &out_dir,
+            (SLOTS_TB, &gtkw_units),
+            cfg_plusargs(unit, cfg),
+            20_000,
+            &mut loc,
         )?;
-        if let Ok(text) = std::fs::read_to_string(&wvcd) {
-            if let Ok(wv) = Vcd::parse(&text) {
-                let g = out_dir.join("window.gtkw");
-                write_stage_gtkw(&wvcd, &wv, SLOTS_TB, &gtkw_units, &g)?;
-                loc.gtkw.push(g);
-            }
-            loc.window_vcd = Some(wvcd);
-            loc.notes.push(format!(
-                "window VCD covers shard cycles {from}..{to} (the block was accepted in cycle {}, delivered in {})",
-                ctx.cycle.saturating_sub(ctx.latency),
-                ctx.cycle
-            ));
-        }
     }
-    let report = out_dir.join("report.txt");
-    std::fs::write(&report, loc.to_string()).map_err(io(&report))?;
+    super::write_report(&out_dir, &loc)?;
     Ok(loc)
 }
 
