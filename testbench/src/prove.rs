@@ -44,6 +44,11 @@ use crate::vectors::{self, CompVector};
 mod coding;
 mod decode;
 mod shifts;
+mod units;
+
+pub mod dpc;
+pub mod magbdi;
+pub use units::{UnitCounterexample, UnitsReport};
 
 /// Problems that stop a proof (a failed or undecided proof is a result).
 #[derive(Debug, thiserror::Error)]
@@ -1008,7 +1013,7 @@ fn write_counterexample(
 /// asked for was proven.
 pub fn run_cli(design: &str, cfg: &MpcProve) -> anyhow::Result<bool> {
     if design != "mpc" {
-        anyhow::bail!("cosim prove: `{design}` is not a design with a proof (mpc)");
+        anyhow::bail!("cosim prove: `{design}` is not a design with a proof (mpc, magbdi, dpc)");
     }
     let report = prove_mpc(cfg, &|what| eprintln!("cosim prove: {what}..."))?;
     print!("{}", report.render(&cfg.model));

@@ -81,18 +81,45 @@ enum Family {
     /// single faults, each co-simulated; which ones the checks miss, and
     /// each survivor proven equivalent or killed by a counterexample.
     Mutate(MutateArgs),
-    /// Formal proof of the MPC units (docs/hw/formal.md): the round trip
-    /// for every block, and the depth variants against the default depths.
+    /// Formal proof of the MPC, MAG-aware BDI or DPC units
+    /// (docs/hw/formal.md): the round trip for every block (and mask), and
+    /// the depth variants against the units under proof.
     Prove(ProveArgs),
 }
 
 #[derive(Args)]
 struct ProveArgs {
-    /// Which generator's units (mpc).
+    /// Which generator's units (mpc, magbdi, dpc).
     design: String,
-    /// Model-set directory.
-    #[arg(long, short, default_value = "models/example")]
-    model: PathBuf,
+    /// Model-set directory (mpc only) [default: models/example].
+    #[arg(long, short)]
+    model: Option<PathBuf>,
+    /// Block bytes (magbdi, dpc) [default: 128].
+    #[arg(long)]
+    block: Option<usize>,
+    /// MAG bytes (magbdi) [default: 32].
+    #[arg(long)]
+    mag: Option<usize>,
+    /// Base bytes (magbdi) [default: 4].
+    #[arg(long)]
+    base: Option<usize>,
+    /// Delta mode, unsigned or signed (magbdi) [default: unsigned].
+    #[arg(long)]
+    mode: Option<DeltaMode>,
+    /// Pipeline stages of the compressor under proof, 1 or 2 (magbdi; the
+    /// other depth is the depth variant) [default: 1].
+    #[arg(long)]
+    compressor_stages: Option<usize>,
+    /// Segment bytes (dpc) [default: 4].
+    #[arg(long)]
+    segment: Option<usize>,
+    /// Sector bytes (dpc) [default: 32].
+    #[arg(long)]
+    sector: Option<usize>,
+    /// Pipeline stages of the decompressors under proof, 2 or 3 (dpc; the
+    /// other depth is the depth variant) [default: 2].
+    #[arg(long)]
+    decompressor_stages: Option<usize>,
     /// Prove the units in this directory (files.f, params.json) instead of
     /// generating them.
     #[arg(long)]
@@ -110,8 +137,11 @@ struct ProveArgs {
     #[arg(long, conflicts_with = "depths_only")]
     round_trip_only: bool,
     /// Only the depth variants (no round trip).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "control_only")]
     depths_only: bool,
+    /// Only the pipeline control of each unit (its stages and handshake).
+    #[arg(long, conflicts_with_all = ["round_trip_only", "only"])]
+    control_only: bool,
     /// Only these parts of the round trip by parts (comma-separated
     /// names: coding_decode1, lemma_select, shift_compose_4, ...), without
     /// the whole miter and the depth variants; a check of parts, not a
@@ -383,26 +413,111 @@ fn main() -> ExitCode {
         Some(Family::Magbdi(a)) => ("cosim magbdi", run_magbdi(a)),
         Some(Family::Dpc(a)) => ("cosim dpc", run_dpc(a)),
         Some(Family::Mutate(a)) => ("cosim mutate", run_mutate(a)),
-        Some(Family::Prove(a)) => (
-            "cosim prove",
+        Some(Family::Prove(a)) => ("cosim prove", run_prove(a)),
+    };
+    stream_unit::exit_code(tool, res)
+}
+
+/// `cosim prove DESIGN`: each design's options, refused for the others.
+fn run_prove(a: ProveArgs) -> Result<bool> {
+    let parts = testbench::prove::Parts {
+        round_trip: !a.depths_only && !a.control_only,
+        depths: !a.round_trip_only && !a.control_only,
+        control: !a.round_trip_only && !a.depths_only,
+    };
+    let given = |names: &[(&str, bool)]| -> Vec<String> {
+        names
+            .iter()
+            .filter(|(_, g)| *g)
+            .map(|(n, _)| format!("--{n}"))
+            .collect()
+    };
+    let refuse = |design: &str, wrong: Vec<String>| -> Result<()> {
+        if wrong.is_empty() {
+            Ok(())
+        } else {
+            Err(anyhow!(
+                "cosim prove {design}: {} not an option of this design",
+                wrong.join(", ")
+            ))
+        }
+    };
+    let bdi = [
+        ("mag", a.mag.is_some()),
+        ("base", a.base.is_some()),
+        ("mode", a.mode.is_some()),
+        ("compressor-stages", a.compressor_stages.is_some()),
+    ];
+    let dpc = [
+        ("segment", a.segment.is_some()),
+        ("sector", a.sector.is_some()),
+        ("decompressor-stages", a.decompressor_stages.is_some()),
+    ];
+    match a.design.as_str() {
+        "magbdi" | "dpc" => {
+            let mut wrong = given(&[("model", a.model.is_some()), ("only", !a.only.is_empty())]);
+            wrong.extend(given(if a.design == "magbdi" { &dpc } else { &bdi }));
+            refuse(&a.design, wrong)?;
+            let block = a.block.unwrap_or(128);
+            if a.design == "magbdi" {
+                let stages = a
+                    .compressor_stages
+                    .unwrap_or(testbench::magbdi::DEFAULT_STAGES);
+                if !(1..=hdl::magbdi::MAX_COMPRESSOR_STAGES).contains(&stages) {
+                    anyhow::bail!("cosim prove magbdi: --compressor-stages {stages}: 1 or 2");
+                }
+                testbench::prove::magbdi::run_cli(&testbench::prove::magbdi::BdiProve {
+                    params: Params::new(
+                        block,
+                        a.mag.unwrap_or(32),
+                        a.base.unwrap_or(4),
+                        a.mode.unwrap_or_default(),
+                    ),
+                    compressor_stages: stages,
+                    rtl: a.rtl,
+                    build: a.build,
+                    seconds: a.seconds,
+                    parts,
+                })
+            } else {
+                let params = DpcParams::new(block, a.segment.unwrap_or(4), a.sector.unwrap_or(32))?;
+                let stages = a
+                    .decompressor_stages
+                    .unwrap_or(hdl::dpc::DECOMPRESSOR_LATENCY as usize);
+                if !(hdl::dpc::DECOMPRESSOR_LATENCY as usize..=hdl::dpc::MAX_DECOMPRESSOR_STAGES)
+                    .contains(&stages)
+                {
+                    anyhow::bail!("cosim prove dpc: --decompressor-stages {stages}: 2 or 3");
+                }
+                testbench::prove::dpc::run_cli(&testbench::prove::dpc::DpcProve {
+                    params,
+                    decompressor_stages: stages,
+                    rtl: a.rtl,
+                    build: a.build,
+                    seconds: a.seconds,
+                    parts,
+                })
+            }
+        }
+        design => {
+            let mut wrong = given(&[("block", a.block.is_some())]);
+            wrong.extend(given(&bdi));
+            wrong.extend(given(&dpc));
+            refuse(design, wrong)?;
             testbench::prove::run_cli(
-                &a.design,
+                design,
                 &testbench::prove::MpcProve {
-                    model: a.model,
+                    model: a.model.unwrap_or_else(|| PathBuf::from("models/example")),
                     rtl: a.rtl,
                     build: a.build,
                     seconds: a.seconds,
                     whole_seconds: a.whole_seconds,
-                    parts: testbench::prove::Parts {
-                        round_trip: !a.depths_only,
-                        depths: !a.round_trip_only,
-                    },
+                    parts,
                     only: a.only,
                 },
-            ),
-        ),
-    };
-    stream_unit::exit_code(tool, res)
+            )
+        }
+    }
 }
 
 fn run_mpc(cli: MpcArgs) -> Result<bool> {
