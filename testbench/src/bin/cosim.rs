@@ -137,11 +137,8 @@ struct ProveArgs {
     #[arg(long, conflicts_with = "depths_only")]
     round_trip_only: bool,
     /// Only the depth variants (no round trip).
-    #[arg(long, conflicts_with = "control_only")]
+    #[arg(long)]
     depths_only: bool,
-    /// Only the pipeline control of each unit (its stages and handshake).
-    #[arg(long, conflicts_with_all = ["round_trip_only", "only"])]
-    control_only: bool,
     /// Only these parts of the round trip by parts (comma-separated
     /// names: coding_decode1, lemma_select, shift_compose_4, ...), without
     /// the whole miter and the depth variants; a check of parts, not a
@@ -421,9 +418,8 @@ fn main() -> ExitCode {
 /// `cosim prove DESIGN`: each design's options, refused for the others.
 fn run_prove(a: ProveArgs) -> Result<bool> {
     let parts = testbench::prove::Parts {
-        round_trip: !a.depths_only && !a.control_only,
-        depths: !a.round_trip_only && !a.control_only,
-        control: !a.round_trip_only && !a.depths_only,
+        round_trip: !a.depths_only,
+        depths: !a.round_trip_only,
     };
     let given = |names: &[(&str, bool)]| -> Vec<String> {
         names
@@ -477,7 +473,8 @@ fn run_prove(a: ProveArgs) -> Result<bool> {
                     rtl: a.rtl,
                     build: a.build,
                     seconds: a.seconds,
-                    parts,
+                    round_trip: parts.round_trip,
+                    depths: parts.depths,
                 })
             } else {
                 let params = DpcParams::new(block, a.segment.unwrap_or(4), a.sector.unwrap_or(32))?;
@@ -495,7 +492,8 @@ fn run_prove(a: ProveArgs) -> Result<bool> {
                     rtl: a.rtl,
                     build: a.build,
                     seconds: a.seconds,
-                    parts,
+                    round_trip: parts.round_trip,
+                    depths: parts.depths,
                 })
             }
         }

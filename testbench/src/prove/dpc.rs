@@ -29,7 +29,7 @@ use golden::dpc::{DpcParams, Mode};
 use hdl::dpc::{len_width, packet_width};
 
 use super::units::{self, UnitsReport, TIES};
-use super::{Check, Outcome, Parts, ProveError};
+use super::{Check, Outcome, ProveError};
 
 /// What to prove.
 #[derive(Clone, Debug)]
@@ -43,7 +43,10 @@ pub struct DpcProve {
     pub build: PathBuf,
     /// ABC's time per check, in seconds.
     pub seconds: u32,
-    pub parts: Parts,
+    /// Prove the round trips.
+    pub round_trip: bool,
+    /// Prove the depth variants.
+    pub depths: bool,
 }
 
 const COMP: &str = "dpc_compressor";
@@ -217,7 +220,7 @@ pub fn prove_dpc(cfg: &DpcProve, progress: &dyn Fn(&str)) -> Result<UnitsReport,
         notes: Vec::new(),
         counterexamples: Vec::new(),
     };
-    if cfg.parts.round_trip {
+    if cfg.round_trip {
         for t in &TRIPS {
             progress(&format!("{}: the whole miter", t.name));
             let files = units::unit_files(&rtl_dir, generated.as_deref(), &t.units)?;
@@ -251,7 +254,7 @@ pub fn prove_dpc(cfg: &DpcProve, progress: &dyn Fn(&str)) -> Result<UnitsReport,
             });
         }
     }
-    if cfg.parts.depths {
+    if cfg.depths {
         let other = if cfg.decompressor_stages == 2 { 3 } else { 2 };
         let dir = work.join(format!("depth-d{other}"));
         progress(&format!(

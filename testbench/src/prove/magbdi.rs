@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use golden::magbdi::{Params, Table};
 
 use super::units::{self, UnitsReport, TIES};
-use super::{Check, Outcome, Parts, ProveError};
+use super::{Check, Outcome, ProveError};
 
 /// What to prove.
 #[derive(Clone, Debug)]
@@ -31,7 +31,10 @@ pub struct BdiProve {
     pub build: PathBuf,
     /// ABC's time per check, in seconds.
     pub seconds: u32,
-    pub parts: Parts,
+    /// Prove the round trips.
+    pub round_trip: bool,
+    /// Prove the depth variants.
+    pub depths: bool,
 }
 
 const COMP: &str = "bdi_compressor";
@@ -128,7 +131,7 @@ pub fn prove_magbdi(cfg: &BdiProve, progress: &dyn Fn(&str)) -> Result<UnitsRepo
         notes: Vec::new(),
         counterexamples: Vec::new(),
     };
-    if cfg.parts.round_trip {
+    if cfg.round_trip {
         progress("round trip: the whole miter");
         let (outcome, seconds) = units::miter(&work, &files, "round_trip", cfg.seconds)?;
         if let Outcome::Counterexample(ports) = &outcome {
@@ -156,7 +159,7 @@ pub fn prove_magbdi(cfg: &BdiProve, progress: &dyn Fn(&str)) -> Result<UnitsRepo
             seconds,
         });
     }
-    if cfg.parts.depths {
+    if cfg.depths {
         let other = if cfg.compressor_stages == 1 { 2 } else { 1 };
         progress(&format!("depth variant: the {other}-stage compressor"));
         let dir = work.join(format!("depth-c{other}"));
@@ -175,8 +178,9 @@ pub fn prove_magbdi(cfg: &BdiProve, progress: &dyn Fn(&str)) -> Result<UnitsRepo
             name: format!("compressor {other} stages"),
             statement: format!(
                 "the {other}-stage compressor's view equals the view of the compressor under proof \
-                 ({} stages) on every block: out_enc, out_data",
-                cfg.compressor_stages
+                 ({} stage{}) on every block: out_enc, out_data",
+                cfg.compressor_stages,
+                if cfg.compressor_stages == 1 { "" } else { "s" }
             ),
             outcome,
             seconds,
