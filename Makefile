@@ -5,7 +5,7 @@ MODEL   ?= models/default
 CORPUS  ?= ../shared/corpus
 CARGO   ?= cargo
 
-.PHONY: all setup run gen test lint every-depth mutate mutate-control cosim-all cosim-slots cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short gpu-bench prove prove-all clean
+.PHONY: all setup run gen test lint every-depth mutate mutate-control cosim-all cosim-slots cosim-quick cosim-quick-default cosim-quick-bdi-unsigned cosim-quick-bdi-signed cosim-quick-dpc cosim-bdi cosim-dpc fmt bench ratio synth synth-scaling curve sim cosim fuzz fuzz-short gpu-bench prove prove-all prove-bdi-dpc clean
 
 all: run
 
@@ -340,6 +340,17 @@ prove:
 ## The same for every shipped model set (stops at the first not proven).
 prove-all:
 	set -e; for m in models/*/; do $(CARGO) run --release -p testbench --bin cosim -- prove mpc --model $${m%/}; done
+
+## Formal round trips and depth variants of the MAG-aware BDI units
+## (128-byte blocks, MAG 16, 32 and 64 bytes, 4-byte base, unsigned and
+## signed, compressor depths 1 and 2) and of the five DPC units (default
+## geometry, decompressor depths 2 and 3) (docs/hw/formal.md; stops at the
+## first not proven).
+prove-bdi-dpc:
+	set -e; for mag in 16 32 64; do for mode in unsigned signed; do for c in 1 2; do \
+	  $(CARGO) run --release -p testbench --bin cosim -- prove magbdi --block 128 --mag $$mag --base 4 --mode $$mode --compressor-stages $$c; \
+	done; done; done
+	set -e; for d in 2 3; do $(CARGO) run --release -p testbench --bin cosim -- prove dpc --decompressor-stages $$d; done
 
 ## The GPU engine on this machine's GPU (llvmpipe where there is none):
 ## mpc bench --gpu on a GPU_BENCH_MIB stream (default 1024), then compress /
