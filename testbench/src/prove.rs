@@ -42,6 +42,7 @@ use crate::rtl::{self, Rtl};
 use crate::vectors::{self, CompVector};
 
 mod coding;
+pub mod control;
 mod decode;
 mod shifts;
 mod units;
@@ -107,6 +108,9 @@ pub enum Outcome {
     Counterexample(BTreeMap<String, Vec<bool>>),
     /// The solver gave up within its limits (what it said, or why).
     Undecided(String),
+    /// The property does not hold, for the reason given (a structural
+    /// check, which has no input to show).
+    Violated(String),
 }
 
 /// One check with its result and time.
@@ -125,6 +129,8 @@ pub struct Check {
 pub struct Parts {
     pub round_trip: bool,
     pub depths: bool,
+    /// The pipeline control of each unit ([`control`]).
+    pub control: bool,
 }
 
 /// What to prove.
@@ -162,6 +168,9 @@ pub struct MpcReport {
     /// Only some parts were asked for: all of them proven is not a proof
     /// of the round trip.
     pub partial: bool,
+    /// The stall and reset schedules of failed control checks, with the
+    /// unit they fail (`compressor`, `decompressor`).
+    pub control_schedules: Vec<(String, control::ControlReport)>,
 }
 
 impl MpcReport {
@@ -182,7 +191,7 @@ impl MpcReport {
         let failed: Vec<&str> = self
             .checks
             .iter()
-            .filter(|c| matches!(c.outcome, Outcome::Counterexample(_)))
+            .filter(|c| matches!(c.outcome, Outcome::Counterexample(_) | Outcome::Violated(_)))
             .map(|c| c.name.as_str())
             .collect();
         let undecided: Vec<&str> = self
@@ -221,6 +230,7 @@ impl MpcReport {
                 Outcome::Proven => "proven".to_string(),
                 Outcome::Counterexample(_) => "FAILED (counterexample)".to_string(),
                 Outcome::Undecided(why) => format!("undecided ({})", one_line(why)),
+                Outcome::Violated(why) => format!("FAILED ({})", one_line(why)),
             };
             let _ = writeln!(s, "  {:<28} {:>8.1} s  {}", c.name, c.seconds, what);
             let _ = writeln!(s, "      {}", c.statement);
@@ -238,6 +248,26 @@ impl MpcReport {
                 model.display(),
                 self.rtl_dir.display(),
                 bin.display()
+            );
+        }
+        for (unit, r) in &self.control_schedules {
+            let Some((path, sched)) = &r.schedule else {
+                continue;
+            };
+            let _ = writeln!(
+                s,
+                "  counterexample schedule of the {unit} (from a reset; at its last cycle these fail: {}):",
+                r.failing.join(", ")
+            );
+            for line in control::schedule_table(sched).lines() {
+                let _ = writeln!(s, "    {line}");
+            }
+            let _ = writeln!(
+                s,
+                "  replay: cosim mpc --model {} --rtl {} --unit {unit} --schedule {} --blocks 100",
+                model.display(),
+                self.rtl_dir.display(),
+                path.display()
             );
         }
         let _ = writeln!(s, "  work files: {}", self.work.display());
@@ -838,7 +868,23 @@ pub fn prove_mpc(cfg: &MpcProve, progress: &dyn Fn(&str)) -> Result<MpcReport, P
         counterexample: None,
         notes: Vec::new(),
         partial: !cfg.only.is_empty(),
+        control_schedules: Vec::new(),
     };
+    if cfg.parts.control && cfg.only.is_empty() {
+        for (unit, file) in [("compressor", &comp_file), ("decompressor", &dec_file)] {
+            progress(&format!("pipeline control: the {unit}"));
+            let r = control::prove_control(
+                file,
+                &format!("mpc_{unit}"),
+                &work.join("control"),
+                cfg.seconds,
+            )?;
+            report.checks.extend(r.checks.iter().cloned());
+            if r.schedule.is_some() {
+                report.control_schedules.push((unit.to_string(), r));
+            }
+        }
+    }
     let both = [comp_file.clone(), dec_file.clone()];
     let wanted = |stem: &str| cfg.only.is_empty() || cfg.only.iter().any(|o| o == stem);
     if !cfg.only.is_empty() {
@@ -1077,6 +1123,7 @@ mod tests {
             counterexample: None,
             notes: vec![],
             partial: false,
+            control_schedules: vec![],
         };
         assert!(!r.proven());
         r.checks.push(check("a", Outcome::Proven));
@@ -1088,6 +1135,9 @@ mod tests {
             .push(check("c", Outcome::Counterexample(BTreeMap::new())));
         assert_eq!(r.last_line(), "FAILED: c; undecided: b");
         assert!(!r.proven());
+        r.checks
+            .push(check("d", Outcome::Violated("a register".into())));
+        assert_eq!(r.last_line(), "FAILED: c, d; undecided: b");
     }
 
     #[test]

@@ -66,6 +66,9 @@ pub struct Config {
     pub stall: f64,
     /// Reset pulses per shard.
     pub resets: usize,
+    /// Every shard's stall and reset schedule, instead of random ones
+    /// (`stall` and `resets` unused).
+    pub schedule: Option<Schedule>,
     /// Parallel simulator processes (shards) per unit.
     pub jobs: usize,
     /// Dump a VCD of every shard's whole run.
@@ -100,6 +103,7 @@ impl Config {
             corpus: None,
             stall: 0.2,
             resets: 2,
+            schedule: None,
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
             vcd: false,
             check_timing: true,
@@ -553,8 +557,12 @@ fn shard_files(vdir: &Path, k: usize) -> RunFiles {
     }
 }
 
-/// The stall and reset schedule of shard `k` (`len` blocks).
+/// The stall and reset schedule of shard `k` (`len` blocks): the one
+/// given, or a random one.
 fn shard_schedule(cfg: &Config, k: usize, len: usize, stages: usize) -> Schedule {
+    if let Some(s) = &cfg.schedule {
+        return s.clone();
+    }
     Schedule::generate(
         &ScheduleConfig {
             stall: cfg.stall,

@@ -53,6 +53,7 @@ fn a_hand_broken_decompressor_fails_with_a_counterexample_block() {
         parts: Parts {
             round_trip: true,
             depths: false,
+            control: false,
         },
         only: Vec::new(),
     };
@@ -103,6 +104,7 @@ fn the_example_units_are_proven() {
         parts: Parts {
             round_trip: true,
             depths: true,
+            control: true,
         },
         only: Vec::new(),
     };

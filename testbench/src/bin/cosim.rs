@@ -137,8 +137,11 @@ struct ProveArgs {
     #[arg(long, conflicts_with = "depths_only")]
     round_trip_only: bool,
     /// Only the depth variants (no round trip).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "control_only")]
     depths_only: bool,
+    /// Only the pipeline control of each unit (its stages and handshake).
+    #[arg(long, conflicts_with_all = ["round_trip_only", "only"])]
+    control_only: bool,
     /// Only these parts of the round trip by parts (comma-separated
     /// names: coding_decode1, lemma_select, shift_compose_4, ...), without
     /// the whole miter and the depth variants; a check of parts, not a
@@ -321,6 +324,11 @@ struct MpcArgs {
     /// Reset pulses per shard.
     #[arg(long, default_value_t = 2)]
     resets: usize,
+    /// Drive every shard with this stall and reset schedule (the file a
+    /// failed `cosim prove` control check writes) instead of random ones;
+    /// free cycles after its end.
+    #[arg(long, conflicts_with_all = ["stall", "resets"])]
+    schedule: Option<PathBuf>,
     /// Parallel simulator processes per unit (at least 1) [default: number of
     /// cores].
     #[arg(long, short, value_parser = at_least_one)]
@@ -418,8 +426,9 @@ fn main() -> ExitCode {
 /// `cosim prove DESIGN`: each design's options, refused for the others.
 fn run_prove(a: ProveArgs) -> Result<bool> {
     let parts = testbench::prove::Parts {
-        round_trip: !a.depths_only,
-        depths: !a.round_trip_only,
+        round_trip: !a.depths_only && !a.control_only,
+        depths: !a.round_trip_only && !a.control_only,
+        control: !a.round_trip_only && !a.depths_only,
     };
     let given = |names: &[(&str, bool)]| -> Vec<String> {
         names
@@ -599,6 +608,14 @@ fn run_mpc(cli: MpcArgs) -> Result<bool> {
     cfg.corpus = corpus;
     cfg.stall = cli.stall;
     cfg.resets = cli.resets;
+    if let Some(path) = &cli.schedule {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--schedule: reading {}", path.display()))?;
+        cfg.schedule = Some(
+            testbench::schedule::Schedule::parse(&text)
+                .with_context(|| format!("--schedule: {}", path.display()))?,
+        );
+    }
     if let Some(j) = cli.jobs {
         cfg.jobs = j;
     }

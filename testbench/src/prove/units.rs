@@ -63,6 +63,7 @@ impl UnitsReport {
             counterexample: None,
             notes: self.notes.clone(),
             partial: false,
+            control_schedules: Vec::new(),
         }
     }
 
@@ -163,6 +164,54 @@ pub(super) fn miter(
     yosys(work, &format!("{top}.ys"))?;
     let outcome = iprove(work, top, seconds)?;
     Ok((outcome, t0.elapsed().as_secs_f64()))
+}
+
+/// Yosys commands that read `files` once, make them transparent and save
+/// the design, then for each miter module of `tops` (in `top_file`) load
+/// it, flatten and write `<top>.aig` with its map, as [`view_script`]
+/// does for one.
+fn cases_script(files: &[PathBuf], top_file: &str, tops: &[String]) -> String {
+    let mut s = view_script(files, &[], &[], top_file, "TOP", "STEM");
+    // the part before the wrapper is read: the units, made transparent
+    let cut = s.find(&format!("read_verilog {top_file}")).unwrap_or(s.len());
+    s.truncate(cut);
+    s.push_str("design -save units\n");
+    for t in tops {
+        let _ = write!(
+            s,
+            "design -load units\nread_verilog {top_file}\nhierarchy -top {t}\n\
+             flatten\nopt_clean\ncheck -assert\ntechmap\nopt -fast\naigmap\n\
+             write_aiger -map {t}.map {t}.aig\n"
+        );
+    }
+    s
+}
+
+/// Decide the miter modules `tops` of `top_file` (written beside the
+/// wrappers) over the units in `files`, the views built in one Yosys run:
+/// each outcome with its ABC time (the Yosys run's time spread evenly).
+pub(super) fn miters(
+    work: &Path,
+    files: &[PathBuf],
+    top_file: &str,
+    stem: &str,
+    tops: &[String],
+    seconds: u32,
+) -> Result<Vec<(Outcome, f64)>, ProveError> {
+    let t0 = Instant::now();
+    write(
+        &work.join(format!("{stem}.ys")),
+        &cases_script(files, top_file, tops),
+    )?;
+    yosys(work, &format!("{stem}.ys"))?;
+    let each = t0.elapsed().as_secs_f64() / tops.len().max(1) as f64;
+    tops.iter()
+        .map(|t| {
+            let t1 = Instant::now();
+            let o = iprove(work, t, seconds)?;
+            Ok((o, each + t1.elapsed().as_secs_f64()))
+        })
+        .collect()
 }
 
 /// Decide the depth miter `depth_<unit>` of `wrappers.v`: `module` of

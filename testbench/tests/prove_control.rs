@@ -1,0 +1,179 @@
+//! The pipeline-control proof (`testbench::prove::control`) on generated
+//! units: the MPC, MAG-aware BDI and DPC units are proven; a unit whose
+//! stage enable lets a full stage be overwritten fails the handshake with
+//! a stall schedule; a register moved to another stage's enable fails the
+//! stage check.
+
+use std::path::{Path, PathBuf};
+
+use testbench::prove::control::{self, ControlReport};
+use testbench::prove::Outcome;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = root().join("target/prove-test").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch directory");
+    d
+}
+
+fn tools(test: &str) -> bool {
+    hdl::prereq::available(&["yosys"], test, "install Yosys (make setup)")
+}
+
+/// The MPC units of `models/example` at their default depths.
+fn mpc_units(dir: &Path) -> PathBuf {
+    let rtl = dir.join("rtl");
+    testbench::rtl::generate(&root().join("models/example"), &rtl).expect("generate the units");
+    rtl
+}
+
+fn prove(file: &Path, module: &str, work: &Path) -> ControlReport {
+    control::prove_control(file, module, work, 600).expect("the control proof runs")
+}
+
+fn assert_proven(r: &ControlReport) {
+    for c in &r.checks {
+        assert_eq!(c.outcome, Outcome::Proven, "{}: {:?}", c.name, c.outcome);
+    }
+    assert_eq!(r.checks.len(), 2, "the stage check and the handshake");
+}
+
+#[test]
+fn the_example_units_deliver_every_block_once_in_order() {
+    if !tools("the_example_units_deliver_every_block_once_in_order") {
+        return;
+    }
+    let dir = scratch("control-example");
+    let rtl = mpc_units(&dir);
+    let c = prove(
+        &rtl.join("mpc_compressor.v"),
+        "mpc_compressor",
+        &dir.join("work"),
+    );
+    assert_proven(&c);
+    assert_eq!(c.stages, 3);
+    let d = prove(
+        &rtl.join("mpc_decompressor.v"),
+        "mpc_decompressor",
+        &dir.join("work"),
+    );
+    assert_proven(&d);
+    assert_eq!(d.stages, 4);
+    assert!(d.registers.iter().all(|&n| n > 0));
+}
+
+#[test]
+fn the_bdi_and_dpc_units_deliver_every_block_once_in_order() {
+    if !tools("the_bdi_and_dpc_units_deliver_every_block_once_in_order") {
+        return;
+    }
+    let dir = scratch("control-bdi-dpc");
+    let codec = golden::magbdi::MagBdi::new(golden::magbdi::Params::PAPER).expect("BDI");
+    let staged = hdl::magbdi::Staged {
+        table: codec.table().clone(),
+        stages: hdl::magbdi::Stages::new(2, 1).expect("depths"),
+    };
+    let bdi = dir.join("bdi");
+    hdl::family::write_units(&staged, &bdi, &hdl::magbdi::UNITS, "test").expect("BDI units");
+    let r = prove(
+        &bdi.join("bdi_compressor.v"),
+        "bdi_compressor",
+        &dir.join("work"),
+    );
+    assert_proven(&r);
+    assert_eq!(r.stages, 2);
+    let r = prove(
+        &bdi.join("bdi_decompressor.v"),
+        "bdi_decompressor",
+        &dir.join("work"),
+    );
+    assert_proven(&r);
+    let dpc = dir.join("dpc");
+    let p = golden::dpc::DpcParams::new(32, 4, 8).expect("geometry");
+    let staged = hdl::dpc::Staged::new(p, 3).expect("depth");
+    hdl::family::write_units(&staged, &dpc, &hdl::dpc::UNITS, "test").expect("DPC units");
+    for (file, stages) in [
+        ("dpc_truc_compressor", 2),
+        ("dpc_truc_decompressor", 3),
+        ("dpc_man_compressor", 2),
+    ] {
+        let r = prove(&dpc.join(format!("{file}.v")), file, &dir.join("work"));
+        assert_proven(&r);
+        assert_eq!(r.stages, stages, "{file}");
+    }
+}
+
+/// The line of the example decompressor that the tests break.
+const ENABLE_LINE: &str = "    assign s2_enable = ~s2_valid | s3_enable;";
+
+#[test]
+fn an_enable_that_overwrites_a_full_stage_fails_with_a_schedule() {
+    if !tools("an_enable_that_overwrites_a_full_stage_fails_with_a_schedule") {
+        return;
+    }
+    let dir = scratch("control-broken-enable");
+    let rtl = mpc_units(&dir);
+    let file = rtl.join("mpc_decompressor.v");
+    let text = std::fs::read_to_string(&file).expect("read");
+    assert_eq!(text.matches(ENABLE_LINE).count(), 1, "the enable to break");
+    std::fs::write(
+        &file,
+        text.replace(ENABLE_LINE, "    assign s2_enable = ~s2_valid | out_ready;"),
+    )
+    .expect("write");
+    let r = prove(&file, "mpc_decompressor", &dir.join("work"));
+    assert_eq!(
+        r.checks[0].outcome,
+        Outcome::Proven,
+        "the stages still hold"
+    );
+    assert!(
+        matches!(r.checks[1].outcome, Outcome::Counterexample(_)),
+        "{:?}",
+        r.checks[1].outcome
+    );
+    assert!(!r.proven());
+    let (path, sched) = r.schedule.clone().expect("a schedule");
+    assert!(path.exists());
+    assert!(sched.cycles.iter().any(|c| c.rst), "it starts from a reset");
+    assert!(
+        r.failing.iter().any(|f| f == "ok_occupancy"),
+        "{:?}",
+        r.failing
+    );
+}
+
+#[test]
+fn a_register_loaded_by_the_wrong_stage_fails_the_stage_check() {
+    if !tools("a_register_loaded_by_the_wrong_stage_fails_the_stage_check") {
+        return;
+    }
+    let dir = scratch("control-broken-stage");
+    let rtl = mpc_units(&dir);
+    let file = rtl.join("mpc_decompressor.v");
+    let text = std::fs::read_to_string(&file).expect("read");
+    // the stage-2 block moves the decoded symbols under stage 1's enable
+    let marker = "    // stage 2:";
+    let at = text.rfind(marker).expect("the stage-2 block");
+    let head = &text[at..];
+    assert!(head.starts_with("    // stage 2: codes 6..11\n    always @(posedge clk) begin\n        if (s2_enable) begin"), "{}", &head[..200]);
+    let en = head.find("if (s2_enable) begin").expect("its enable") + at;
+    let mut broken = text.clone();
+    broken.replace_range(
+        en..en + "if (s2_enable) begin".len(),
+        "if (s1_enable) begin",
+    );
+    std::fs::write(&file, broken).expect("write");
+    let r = prove(&file, "mpc_decompressor", &dir.join("work"));
+    match &r.checks[0].outcome {
+        Outcome::Violated(why) => {
+            eprintln!("{why}");
+            assert!(why.contains("stage-1 register `s2_"), "{why}")
+        }
+        other => panic!("expected the stage check to fail: {other:?}"),
+    }
+}
