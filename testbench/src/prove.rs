@@ -169,8 +169,8 @@ pub struct MpcReport {
     /// of the round trip.
     pub partial: bool,
     /// The stall and reset schedules of failed control checks, with the
-    /// unit they fail (`compressor`, `decompressor`).
-    pub control_schedules: Vec<(String, control::ControlReport)>,
+    /// unit they fail (`compressor`, `decompressor`) and its directory.
+    pub control_schedules: Vec<(String, PathBuf, control::ControlReport)>,
 }
 
 impl MpcReport {
@@ -232,7 +232,7 @@ impl MpcReport {
                 Outcome::Undecided(why) => format!("undecided ({})", one_line(why)),
                 Outcome::Violated(why) => format!("FAILED ({})", one_line(why)),
             };
-            let _ = writeln!(s, "  {:<28} {:>8.1} s  {}", c.name, c.seconds, what);
+            let _ = writeln!(s, "  {:<40} {:>8.1} s  {}", c.name, c.seconds, what);
             let _ = writeln!(s, "      {}", c.statement);
         }
         if let Some((hex, bin, block)) = &self.counterexample {
@@ -250,7 +250,7 @@ impl MpcReport {
                 bin.display()
             );
         }
-        for (unit, r) in &self.control_schedules {
+        for (unit, dir, r) in &self.control_schedules {
             let Some((path, sched)) = &r.schedule else {
                 continue;
             };
@@ -266,7 +266,7 @@ impl MpcReport {
                 s,
                 "  replay: cosim mpc --model {} --rtl {} --unit {unit} --schedule {} --blocks 100",
                 model.display(),
-                self.rtl_dir.display(),
+                dir.display(),
                 path.display()
             );
         }
@@ -881,7 +881,9 @@ pub fn prove_mpc(cfg: &MpcProve, progress: &dyn Fn(&str)) -> Result<MpcReport, P
             )?;
             report.checks.extend(r.checks.iter().cloned());
             if r.schedule.is_some() {
-                report.control_schedules.push((unit.to_string(), r));
+                report
+                    .control_schedules
+                    .push((unit.to_string(), units.dir.clone(), r));
             }
         }
     }
@@ -999,7 +1001,9 @@ pub fn prove_mpc(cfg: &MpcProve, progress: &dyn Fn(&str)) -> Result<MpcReport, P
             });
         }
     }
-    if cfg.parts.depths && cfg.only.is_empty() {
+    // the depth variants: their views against the units under proof, and
+    // each variant's own pipeline control
+    if (cfg.parts.depths || cfg.parts.control) && cfg.only.is_empty() {
         let variants: Vec<(&str, usize, usize)> = std::iter::once(("compressor", 4, 4))
             .chain((5..=8).map(|d| ("decompressor", 3, d)))
             .collect();
@@ -1015,6 +1019,22 @@ pub fn prove_mpc(cfg: &MpcProve, progress: &dyn Fn(&str)) -> Result<MpcReport, P
                 &module,
                 &dir,
             )?);
+            if cfg.parts.control {
+                // the variant's own pipeline control
+                let r = control::prove_control(&file, &module, &dir.join("control"), cfg.seconds)?;
+                report.checks.extend(r.checks.iter().map(|k| Check {
+                    name: format!("{} (variant {c}/{d})", k.name),
+                    ..k.clone()
+                }));
+                if r.schedule.is_some() {
+                    report
+                        .control_schedules
+                        .push((unit.to_string(), dir.clone(), r));
+                }
+            }
+            if !cfg.parts.depths {
+                continue;
+            }
             let stem = format!("depth_{unit}_{stages}");
             let under = if unit == "compressor" {
                 &comp_file
