@@ -1,10 +1,12 @@
 //! `cosim prove magbdi` and `cosim prove dpc` on real units of small
-//! geometries (a 32-byte block with a 16-byte MAG; an 8-byte DPC block of
-//! 1-byte segments and 2-byte sectors), so that they fit the test run:
+//! geometries (a 32-byte block with a 16-byte MAG; 8- and 4-byte DPC
+//! blocks of 1-byte segments and 2-byte sectors), so that they fit the
+//! test run:
 //! the round trips and depth variants are proven, and a decompressor
 //! broken by hand (one adder of its carry or count logic made an AND or
 //! an OR in the generated Verilog) fails with a counterexample block,
-//! written as a corpus file that co-simulation replays.
+//! written as a corpus file that co-simulation replays; the DPC one with
+//! its masked round trips taken by cases of the mask.
 
 use std::path::{Path, PathBuf};
 
@@ -51,7 +53,9 @@ fn dpc(dir: &Path, rtl: Option<PathBuf>) -> DpcProve {
         rtl,
         build: dir.join("build"),
         seconds: 300,
+        whole_seconds: 300,
         round_trip: true,
+        only: Vec::new(),
     }
 }
 
@@ -132,13 +136,16 @@ fn a_hand_broken_bdi_decompressor_fails_with_a_counterexample_block() {
 }
 
 #[test]
-fn a_hand_broken_dpc_decompressor_fails_with_a_block_and_mask() {
-    if !tools("a_hand_broken_dpc_decompressor_fails_with_a_block_and_mask") {
+fn a_hand_broken_dpc_decompressor_fails_with_blocks_and_masks_by_cases() {
+    if !tools("a_hand_broken_dpc_decompressor_fails_with_blocks_and_masks_by_cases") {
         return;
     }
     let dir = scratch("dpc-broken");
     let rtl = dir.join("rtl");
+    // a 4-byte block of two sectors: four masks, so four cases a miter
+    let small = DpcParams::new(4, 1, 2).expect("a DPC geometry");
     let mut cfg = dpc(&dir, None);
+    cfg.params = small;
     cfg.round_trip = false;
     cfg.depths = false;
     let gen = prove_dpc(&cfg, &|_| {}).expect("generate");
@@ -150,31 +157,46 @@ fn a_hand_broken_dpc_decompressor_fails_with_a_block_and_mask() {
         "    assign upl_count = ",
         |l| l.replace(" + ", " | "),
     );
-    let r = prove_dpc(&dpc(&dir, Some(rtl)), &|_| {}).expect("the proof runs");
+    // the DF-MAN and DF-TRUC miters by cases of the mask (no time for the
+    // whole ones)
+    let mut cfg = dpc(&dir, Some(rtl));
+    cfg.params = small;
+    cfg.whole_seconds = 0;
+    let r = prove_dpc(&cfg, &|_| {}).expect("the proof runs");
     assert!(!r.proven());
+    assert!(r.last_line().starts_with("FAILED"), "{}", r.last_line());
     // the plain decompressor decodes the plain and the DF-MAN packets;
     // the DF-TRUC pair does not use it
-    assert_eq!(
-        failed(&r),
-        vec!["round trip plain", "round trip DF-MAN"],
+    let names: Vec<&str> = r.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names.len(), 1 + 4 + 4, "{names:?}");
+    assert_eq!(names[1], "round trip DF-MAN, mask 0x0");
+    assert_eq!(names[8], "round trip DF-TRUC, mask 0x3");
+    let failed = failed(&r);
+    assert_eq!(failed[0], "round trip plain", "{}", r.render());
+    assert!(failed.len() > 1, "{}", r.render());
+    assert!(
+        failed[1..]
+            .iter()
+            .all(|f| f.starts_with("round trip DF-MAN, mask ")),
         "{}",
         r.render()
     );
-    assert_eq!(r.checks[2].outcome, Outcome::Proven, "{}", r.render());
-    assert!(r.last_line().starts_with("FAILED"), "{}", r.last_line());
-    assert_eq!(r.counterexamples.len(), 2);
-    let (plain, man) = (&r.counterexamples[0], &r.counterexamples[1]);
+    assert_eq!(r.notes.len(), 2, "{:?}", r.notes);
+    assert_eq!(r.counterexamples.len(), failed.len());
+    let plain = &r.counterexamples[0];
     assert_eq!(plain.mask, None);
-    assert!(man.mask.is_some_and(|m| m < 16), "{:?}", man.mask);
-    for c in [plain, man] {
-        assert_eq!(c.block.len(), 8);
+    for c in &r.counterexamples {
+        assert_eq!(c.block.len(), 4);
         assert_eq!(std::fs::read(&c.corpus).expect("corpus file"), c.block);
         assert!(c
             .replay
-            .contains("cosim dpc --block 8 --segment 1 --sector 2"));
+            .contains("cosim dpc --block 4 --segment 1 --sector 2"));
+        if let Some(m) = c.mask {
+            assert_eq!(c.check, format!("round trip DF-MAN, mask {m:#x}"));
+        }
     }
     // the golden model restores the block
-    let d = golden::dpc::Dpc::new(DpcParams::new(8, 1, 2).expect("geometry"));
+    let d = golden::dpc::Dpc::new(small);
     let pk = d.encode(&plain.block).expect("encodes");
     assert_eq!(d.decode(&pk.bytes, pk.len).expect("decodes"), plain.block);
 }

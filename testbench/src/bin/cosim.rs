@@ -130,9 +130,10 @@ struct ProveArgs {
     #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u32).range(1..))]
     seconds: u32,
     /// ABC's time for the whole round-trip miter before the proof goes on
-    /// by parts, in seconds.
-    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(1..))]
-    whole_seconds: u32,
+    /// by parts (mpc; dpc: the DF-MAN and DF-TRUC miters, then by cases of
+    /// the mask), in seconds [default: 120 for mpc, --seconds for dpc].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    whole_seconds: Option<u32>,
     /// Only the round trip (no depth variants).
     #[arg(long, conflicts_with = "depths_only")]
     round_trip_only: bool,
@@ -143,7 +144,8 @@ struct ProveArgs {
     #[arg(long, conflicts_with_all = ["round_trip_only", "only"])]
     control_only: bool,
     /// Only these parts of the round trip by parts (comma-separated
-    /// names: coding_decode1, lemma_select, shift_compose_4, ...), without
+    /// names: coding_decode1, lemma_select, shift_compose_4, ...; dpc:
+    /// round_trip_plain, round_trip_man, round_trip_truc), without
     /// the whole miter and the depth variants; a check of parts, not a
     /// proof of the round trip.
     #[arg(long, value_delimiter = ',', conflicts_with = "depths_only")]
@@ -460,7 +462,10 @@ fn run_prove(a: ProveArgs) -> Result<bool> {
     ];
     match a.design.as_str() {
         "magbdi" | "dpc" => {
-            let mut wrong = given(&[("model", a.model.is_some()), ("only", !a.only.is_empty())]);
+            let mut wrong = given(&[
+                ("model", a.model.is_some()),
+                ("only", a.design == "magbdi" && !a.only.is_empty()),
+            ]);
             wrong.extend(given(if a.design == "magbdi" { &dpc } else { &bdi }));
             refuse(&a.design, wrong)?;
             let block = a.block.unwrap_or(128);
@@ -501,6 +506,8 @@ fn run_prove(a: ProveArgs) -> Result<bool> {
                     rtl: a.rtl,
                     build: a.build,
                     seconds: a.seconds,
+                    whole_seconds: a.whole_seconds.unwrap_or(a.seconds),
+                    only: a.only,
                     round_trip: parts.round_trip,
                     depths: parts.depths,
                 })
@@ -518,7 +525,7 @@ fn run_prove(a: ProveArgs) -> Result<bool> {
                     rtl: a.rtl,
                     build: a.build,
                     seconds: a.seconds,
-                    whole_seconds: a.whole_seconds,
+                    whole_seconds: a.whole_seconds.unwrap_or(120),
                     parts,
                     only: a.only,
                 },

@@ -43,11 +43,24 @@ pub struct DpcProve {
     pub build: PathBuf,
     /// ABC's time per check, in seconds.
     pub seconds: u32,
+    /// ABC's time for a whole DF-MAN or DF-TRUC miter before the proof
+    /// goes on by cases of the mask (at most [`MAX_SPLIT_SECTORS`] mask
+    /// bits; with more, the whole miter gets `seconds`); 0: by cases at
+    /// once.
+    pub whole_seconds: u32,
     /// Prove the round trips.
     pub round_trip: bool,
+    /// When not empty: only the round trips of these miters
+    /// (`round_trip_plain`, `round_trip_man`, `round_trip_truc`), without
+    /// the depth variants; not a proof of the units.
+    pub only: Vec<String>,
     /// Prove the depth variants.
     pub depths: bool,
 }
+
+/// The most mask bits whose masks the proof takes one by one when a
+/// whole masked miter is not decided (64 cases).
+pub const MAX_SPLIT_SECTORS: usize = 6;
 
 const COMP: &str = "dpc_compressor";
 const TRUC_COMP: &str = "dpc_truc_compressor";
@@ -166,6 +179,20 @@ fn wrappers(p: &DpcParams) -> String {
          \x20 assign bad = (ya != yb) | (ea != eb) | (ma != mb);\n\
          endmodule\n"
     );
+    // the masked round trips for each mask, as cases of the proof
+    if k <= MAX_SPLIT_SECTORS {
+        for t in TRIPS.iter().filter(|t| t.mask) {
+            for m in 0..1u32 << k {
+                let _ = write!(
+                    v,
+                    "module {top}_m{m}(input [{b1}:0] x, output bad);\n\
+                     \x20 {top} t(.x(x), .m({k}'d{m}), .bad(bad));\n\
+                     endmodule\n",
+                    top = t.top
+                );
+            }
+        }
+    }
     v
 }
 
@@ -219,42 +246,107 @@ pub fn prove_dpc(cfg: &DpcProve, progress: &dyn Fn(&str)) -> Result<UnitsReport,
         checks: Vec::new(),
         notes: Vec::new(),
         counterexamples: Vec::new(),
+        partial: !cfg.only.is_empty(),
     };
+    if let Some(o) = cfg.only.iter().find(|o| !TRIPS.iter().any(|t| t.top == *o)) {
+        return Err(ProveError::Units {
+            dir: work.clone(),
+            what: format!(
+                "no round trip `{o}` (round_trip_plain, round_trip_man, round_trip_truc)"
+            ),
+        });
+    }
+    if !cfg.only.is_empty() {
+        report.notes.push(format!(
+            "only the round trips asked for: {}",
+            cfg.only.join(", ")
+        ));
+    }
+    let wanted = |t: &&Trip| cfg.only.is_empty() || cfg.only.iter().any(|o| o == t.top);
     if cfg.round_trip {
-        for t in &TRIPS {
+        for t in TRIPS.iter().filter(wanted) {
             progress(&format!("{}: the whole miter", t.name));
             let files = units::unit_files(&rtl_dir, generated.as_deref(), &t.units)?;
-            let (outcome, seconds) = units::miter(&work, &files, t.top, cfg.seconds)?;
-            if let Outcome::Counterexample(ports) = &outcome {
-                let block = units::bytes_of(ports, "x", p.block_bytes());
-                let mask = t.mask.then(|| units::uint_of(ports, "m"));
-                let opts = options(cfg);
-                report.counterexamples.push(units::write_counterexample(
-                    &work,
-                    t.top,
-                    t.name,
-                    block,
-                    mask,
-                    |corpus| {
-                        format!(
-                            "cosim dpc {opts} --unit {} --corpus {} --blocks 1000 \
-                             (co-simulates the generated units, not --rtl; each unit runs the \
-                             block under every mask)",
-                            t.replay_units,
-                            corpus.display()
-                        )
-                    },
-                )?);
+            let split = t.mask && p.sectors() <= MAX_SPLIT_SECTORS;
+            let limit = if split {
+                cfg.whole_seconds
+            } else {
+                cfg.seconds
+            };
+            let (outcome, seconds) = if split && limit == 0 {
+                (
+                    Outcome::Undecided("no time given to the whole miter".into()),
+                    0.0,
+                )
+            } else {
+                units::miter(&work, &files, t.top, limit)?
+            };
+            let cases: Vec<(Option<u32>, Outcome, f64)> = match outcome {
+                Outcome::Undecided(why) if split => {
+                    // every value of the K-bit mask, one case each: together
+                    // they are the statement for every mask
+                    report.notes.push(format!(
+                        "{} ({}): not decided whole in {seconds:.1} s ({}); by cases of the mask:",
+                        t.name,
+                        t.statement,
+                        super::one_line(&why)
+                    ));
+                    progress(&format!("{}: by cases of the mask", t.name));
+                    let tops: Vec<String> = (0..1u32 << p.sectors())
+                        .map(|m| format!("{}_m{m}", t.top))
+                        .collect();
+                    let stem = format!("{}_cases", t.top);
+                    units::miters(&work, &files, "wrappers.v", &stem, &tops, cfg.seconds)?
+                        .into_iter()
+                        .enumerate()
+                        .map(|(m, (o, s))| (Some(m as u32), o, s))
+                        .collect()
+                }
+                o => vec![(None, o, seconds)],
+            };
+            for (case, outcome, seconds) in cases {
+                let (name, statement) = match case {
+                    None => (t.name.to_string(), t.statement.to_string()),
+                    Some(m) => (
+                        format!("{}, mask {m:#x}", t.name),
+                        format!("{}, for M = {m:#x}", t.statement),
+                    ),
+                };
+                if let Outcome::Counterexample(ports) = &outcome {
+                    let block = units::bytes_of(ports, "x", p.block_bytes());
+                    let mask = case.or_else(|| t.mask.then(|| units::uint_of(ports, "m")));
+                    let opts = options(cfg);
+                    let stem = match case {
+                        None => t.top.to_string(),
+                        Some(m) => format!("{}_m{m}", t.top),
+                    };
+                    report.counterexamples.push(units::write_counterexample(
+                        &work,
+                        &stem,
+                        &name,
+                        block,
+                        mask,
+                        |corpus| {
+                            format!(
+                                "cosim dpc {opts} --unit {} --corpus {} --blocks 1000 \
+                                 (co-simulates the generated units, not --rtl; each unit runs \
+                                 the block under every mask)",
+                                t.replay_units,
+                                corpus.display()
+                            )
+                        },
+                    )?);
+                }
+                report.checks.push(Check {
+                    name,
+                    statement,
+                    outcome,
+                    seconds,
+                });
             }
-            report.checks.push(Check {
-                name: t.name.into(),
-                statement: t.statement.into(),
-                outcome,
-                seconds,
-            });
         }
     }
-    if cfg.depths {
+    if cfg.depths && cfg.only.is_empty() {
         let other = if cfg.decompressor_stages == 2 { 3 } else { 2 };
         let dir = work.join(format!("depth-d{other}"));
         progress(&format!(

@@ -130,6 +130,7 @@ pub fn prove_magbdi(cfg: &BdiProve, progress: &dyn Fn(&str)) -> Result<UnitsRepo
         checks: Vec::new(),
         notes: Vec::new(),
         counterexamples: Vec::new(),
+        partial: false,
     };
     if cfg.round_trip {
         progress("round trip: the whole miter");

@@ -50,6 +50,9 @@ pub struct UnitsReport {
     pub checks: Vec<Check>,
     pub notes: Vec<String>,
     pub counterexamples: Vec<UnitCounterexample>,
+    /// Only some checks were asked for: all of them proven is not a
+    /// proof of the units.
+    pub partial: bool,
 }
 
 impl UnitsReport {
@@ -62,7 +65,7 @@ impl UnitsReport {
             checks: self.checks.clone(),
             counterexample: None,
             notes: self.notes.clone(),
-            partial: false,
+            partial: self.partial,
             control_schedules: Vec::new(),
         }
     }
@@ -173,7 +176,9 @@ pub(super) fn miter(
 fn cases_script(files: &[PathBuf], top_file: &str, tops: &[String]) -> String {
     let mut s = view_script(files, &[], &[], top_file, "TOP", "STEM");
     // the part before the wrapper is read: the units, made transparent
-    let cut = s.find(&format!("read_verilog {top_file}")).unwrap_or(s.len());
+    let cut = s
+        .find(&format!("read_verilog {top_file}"))
+        .unwrap_or(s.len());
     s.truncate(cut);
     s.push_str("design -save units\n");
     for t in tops {
@@ -326,6 +331,7 @@ mod tests {
             }],
             notes: vec![],
             counterexamples: vec![],
+            partial: false,
         };
         assert!(r.proven());
         assert_eq!(r.last_line(), "proven");
