@@ -232,7 +232,7 @@ impl MpcReport {
                 Outcome::Undecided(why) => format!("undecided ({})", one_line(why)),
                 Outcome::Violated(why) => format!("FAILED ({})", one_line(why)),
             };
-            let _ = writeln!(s, "  {:<40} {:>8.1} s  {}", c.name, c.seconds, what);
+            let _ = writeln!(s, "  {:<52} {:>8.1} s  {}", c.name, c.seconds, what);
             let _ = writeln!(s, "      {}", c.statement);
         }
         if let Some((hex, bin, block)) = &self.counterexample {

@@ -35,6 +35,7 @@ fn bdi(dir: &Path, rtl: Option<PathBuf>) -> BdiProve {
     BdiProve {
         params: Params::new(32, 16, 4, DeltaMode::Unsigned),
         compressor_stages: 1,
+        control: rtl.is_none(),
         rtl,
         build: dir.join("build"),
         seconds: 300,
@@ -50,6 +51,7 @@ fn dpc(dir: &Path, rtl: Option<PathBuf>) -> DpcProve {
         params: DpcParams::new(8, 1, 2).expect("a DPC geometry"),
         decompressor_stages: 2,
         depths: rtl.is_none(),
+        control: rtl.is_none(),
         rtl,
         build: dir.join("build"),
         seconds: 300,
@@ -87,13 +89,24 @@ fn the_small_bdi_and_dpc_units_are_proven() {
     let dir = scratch("bdi-proven");
     let r = prove_magbdi(&bdi(&dir, None), &|_| {}).expect("the BDI proof runs");
     assert!(r.proven(), "{}", r.render());
-    assert_eq!(r.checks.len(), 2, "{}", r.render());
+    // the round trip, the depth variant, and the stages and handshake of
+    // both units and of the variant
+    assert_eq!(r.checks.len(), 8, "{}", r.render());
+    assert!(r
+        .checks
+        .iter()
+        .any(|c| c.name == "bdi_compressor handshake (variant, 2 stages)"));
     assert_eq!(r.last_line(), "proven");
     let dir = scratch("dpc-proven");
     let r = prove_dpc(&dpc(&dir, None), &|_| {}).expect("the DPC proof runs");
     assert!(r.proven(), "{}", r.render());
-    // three round trips, two depth variants
-    assert_eq!(r.checks.len(), 5, "{}", r.render());
+    // three round trips, two depth variants, the stages and handshake of
+    // the five units and of the two variants
+    assert_eq!(r.checks.len(), 19, "{}", r.render());
+    assert!(r
+        .checks
+        .iter()
+        .any(|c| c.name == "dpc_truc_decompressor stages (variant, 3 stages)"));
 }
 
 #[test]

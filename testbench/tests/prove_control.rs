@@ -1,6 +1,6 @@
 //! The pipeline-control proof (`testbench::prove::control`) on generated
-//! units: the MPC units of `models/example`, a 2-stage MAG-aware BDI
-//! compressor and a 3-stage DF-TRUC decompressor are proven; a decompressor
+//! units: the MPC units of `models/example` are proven (the MAG-aware BDI
+//! and DPC units' control in `prove_bdi_dpc.rs`); a decompressor
 //! whose stage enable lets a full stage be copied fails the handshake with
 //! a stall schedule, and a register moved to another stage's enable fails
 //! the stage check.
@@ -65,36 +65,6 @@ fn the_example_units_deliver_every_block_once_in_order() {
     assert_proven(&d);
     assert_eq!(d.stages, 4);
     assert!(d.registers.iter().all(|&n| n > 0));
-}
-
-#[test]
-fn the_bdi_and_dpc_units_deliver_every_block_once_in_order() {
-    if !tools("the_bdi_and_dpc_units_deliver_every_block_once_in_order") {
-        return;
-    }
-    let dir = scratch("control-bdi-dpc");
-    let codec = golden::magbdi::MagBdi::new(golden::magbdi::Params::PAPER).expect("BDI");
-    let staged = hdl::magbdi::Staged {
-        table: codec.table().clone(),
-        stages: hdl::magbdi::Stages::new(2, 1).expect("depths"),
-    };
-    let bdi = dir.join("bdi");
-    hdl::family::write_units(&staged, &bdi, &hdl::magbdi::UNITS, "test").expect("BDI units");
-    let r = prove(
-        &bdi.join("bdi_compressor.v"),
-        "bdi_compressor",
-        &dir.join("work"),
-    );
-    assert_proven(&r);
-    assert_eq!(r.stages, 2);
-    let dpc = dir.join("dpc");
-    let p = golden::dpc::DpcParams::new(32, 4, 8).expect("geometry");
-    let staged = hdl::dpc::Staged::new(p, 3).expect("depth");
-    hdl::family::write_units(&staged, &dpc, &hdl::dpc::UNITS, "test").expect("DPC units");
-    let file = "dpc_truc_decompressor";
-    let r = prove(&dpc.join(format!("{file}.v")), file, &dir.join("work"));
-    assert_proven(&r);
-    assert_eq!(r.stages, 3);
 }
 
 /// The line of the example decompressor that the test breaks.

@@ -489,6 +489,7 @@ fn run_prove(a: ProveArgs) -> Result<bool> {
                     seconds: a.seconds,
                     round_trip: parts.round_trip,
                     depths: parts.depths,
+                    control: parts.control,
                 })
             } else {
                 let params = DpcParams::new(block, a.segment.unwrap_or(4), a.sector.unwrap_or(32))?;
@@ -510,6 +511,7 @@ fn run_prove(a: ProveArgs) -> Result<bool> {
                     only: a.only,
                     round_trip: parts.round_trip,
                     depths: parts.depths,
+                    control: parts.control,
                 })
             }
         }

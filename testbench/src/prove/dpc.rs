@@ -56,6 +56,8 @@ pub struct DpcProve {
     pub only: Vec<String>,
     /// Prove the depth variants.
     pub depths: bool,
+    /// Prove each unit's pipeline control (and each depth variant's).
+    pub control: bool,
 }
 
 /// The most mask bits whose masks the proof takes one by one when a
@@ -247,6 +249,7 @@ pub fn prove_dpc(cfg: &DpcProve, progress: &dyn Fn(&str)) -> Result<UnitsReport,
         notes: Vec::new(),
         counterexamples: Vec::new(),
         partial: !cfg.only.is_empty(),
+        control_schedules: Vec::new(),
     };
     if let Some(o) = cfg.only.iter().find(|o| !TRIPS.iter().any(|t| t.top == *o)) {
         return Err(ProveError::Units {
@@ -261,6 +264,16 @@ pub fn prove_dpc(cfg: &DpcProve, progress: &dyn Fn(&str)) -> Result<UnitsReport,
             "only the round trips asked for: {}",
             cfg.only.join(", ")
         ));
+    }
+    if cfg.control && cfg.only.is_empty() {
+        let modules = [COMP, TRUC_COMP, MAN_COMP, DEC, TRUC_DEC];
+        let files = units::unit_files(&rtl_dir, generated.as_deref(), &modules)?;
+        let pairs: Vec<(&str, &Path)> = modules
+            .iter()
+            .copied()
+            .zip(files.iter().map(PathBuf::as_path))
+            .collect();
+        units::control(&mut report, &pairs, &work, cfg.seconds, None, progress)?;
     }
     let wanted = |t: &&Trip| cfg.only.is_empty() || cfg.only.iter().any(|o| o == t.top);
     if cfg.round_trip {
@@ -346,7 +359,7 @@ pub fn prove_dpc(cfg: &DpcProve, progress: &dyn Fn(&str)) -> Result<UnitsReport,
             }
         }
     }
-    if cfg.depths && cfg.only.is_empty() {
+    if (cfg.depths || cfg.control) && cfg.only.is_empty() {
         let other = if cfg.decompressor_stages == 2 { 3 } else { 2 };
         let dir = work.join(format!("depth-d{other}"));
         progress(&format!(
@@ -357,6 +370,19 @@ pub fn prove_dpc(cfg: &DpcProve, progress: &dyn Fn(&str)) -> Result<UnitsReport,
             progress(&format!("depth variants: the {other}-stage {module}"));
             let under = units::unit_files(&rtl_dir, generated.as_deref(), &[module])?;
             let var = units::unit_files(&dir, Some(&variant), &[module])?;
+            if cfg.control {
+                units::control(
+                    &mut report,
+                    &[(module, var[0].as_path())],
+                    &dir,
+                    cfg.seconds,
+                    Some(&format!("variant, {other} stages")),
+                    progress,
+                )?;
+            }
+            if !cfg.depths {
+                continue;
+            }
             let (outcome, seconds) = units::depth(
                 &work,
                 &under[0],

@@ -35,6 +35,8 @@ pub struct BdiProve {
     pub round_trip: bool,
     /// Prove the depth variants.
     pub depths: bool,
+    /// Prove each unit's pipeline control (and the depth variant's).
+    pub control: bool,
 }
 
 const COMP: &str = "bdi_compressor";
@@ -131,7 +133,12 @@ pub fn prove_magbdi(cfg: &BdiProve, progress: &dyn Fn(&str)) -> Result<UnitsRepo
         notes: Vec::new(),
         counterexamples: Vec::new(),
         partial: false,
+        control_schedules: Vec::new(),
     };
+    if cfg.control {
+        let pairs = [(COMP, files[0].as_path()), (DEC, files[1].as_path())];
+        units::control(&mut report, &pairs, &work, cfg.seconds, None, progress)?;
+    }
     if cfg.round_trip {
         progress("round trip: the whole miter");
         let (outcome, seconds) = units::miter(&work, &files, "round_trip", cfg.seconds)?;
@@ -160,12 +167,25 @@ pub fn prove_magbdi(cfg: &BdiProve, progress: &dyn Fn(&str)) -> Result<UnitsRepo
             seconds,
         });
     }
-    if cfg.depths {
+    if cfg.depths || cfg.control {
         let other = if cfg.compressor_stages == 1 { 2 } else { 1 };
         progress(&format!("depth variant: the {other}-stage compressor"));
         let dir = work.join(format!("depth-c{other}"));
         let variant = generate(cfg, other, &dir)?;
         let variant = units::unit_files(&dir, Some(&variant), &[COMP])?;
+        if cfg.control {
+            units::control(
+                &mut report,
+                &[(COMP, variant[0].as_path())],
+                &dir,
+                cfg.seconds,
+                Some(&format!("variant, {other} stages")),
+                progress,
+            )?;
+        }
+        if !cfg.depths {
+            return Ok(report);
+        }
         let (outcome, seconds) = units::depth(
             &work,
             &files[0],

@@ -53,6 +53,8 @@ pub struct UnitsReport {
     /// Only some checks were asked for: all of them proven is not a
     /// proof of the units.
     pub partial: bool,
+    /// Failed pipeline-control checks with their stall and reset schedule.
+    pub control_schedules: Vec<super::control::ControlReport>,
 }
 
 impl UnitsReport {
@@ -94,6 +96,21 @@ impl UnitsReport {
         let lines: Vec<&str> = body.lines().collect();
         for l in lines.iter().skip(1).take(lines.len().saturating_sub(2)) {
             let _ = writeln!(s, "{l}");
+        }
+        for r in &self.control_schedules {
+            let Some((path, sched)) = &r.schedule else {
+                continue;
+            };
+            let _ = writeln!(
+                s,
+                "  counterexample schedule of {} (from a reset; at its last cycle these fail: {}):",
+                r.module,
+                r.failing.join(", ")
+            );
+            for line in super::control::schedule_table(sched).lines() {
+                let _ = writeln!(s, "    {line}");
+            }
+            let _ = writeln!(s, "    schedule file: {}", path.display());
         }
         for c in &self.counterexamples {
             let _ = writeln!(
@@ -297,6 +314,34 @@ pub(super) fn write_counterexample(
     })
 }
 
+/// The pipeline-control checks ([`super::control`]) of each unit in
+/// `units` (module, file), added to `report`; `label` names a depth
+/// variant in the check names.
+pub(super) fn control(
+    report: &mut UnitsReport,
+    units: &[(&str, &Path)],
+    work: &Path,
+    seconds: u32,
+    label: Option<&str>,
+    progress: &dyn Fn(&str),
+) -> Result<(), ProveError> {
+    for (module, file) in units {
+        progress(&format!("pipeline control: {module}"));
+        let r = super::control::prove_control(file, module, &work.join("control"), seconds)?;
+        report.checks.extend(r.checks.iter().map(|c| Check {
+            name: match label {
+                Some(l) => format!("{} ({l})", c.name),
+                None => c.name.clone(),
+            },
+            ..c.clone()
+        }));
+        if r.schedule.is_some() {
+            report.control_schedules.push(r);
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,6 +377,7 @@ mod tests {
             notes: vec![],
             counterexamples: vec![],
             partial: false,
+            control_schedules: vec![],
         };
         assert!(r.proven());
         assert_eq!(r.last_line(), "proven");
