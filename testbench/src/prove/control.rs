@@ -148,6 +148,32 @@ struct Structure {
     data_outputs: Vec<String>,
 }
 
+impl Structure {
+    /// What the header tells: the data ports (all but the clock, reset
+    /// and handshake), before the netlist counts the registers.
+    fn of_header(ports: &[Port], stages: usize) -> Structure {
+        let ours = [
+            "clk",
+            "rst",
+            "in_valid",
+            "in_ready",
+            "out_valid",
+            "out_ready",
+        ];
+        let data = |input: bool| {
+            ports
+                .iter()
+                .filter(move |(n, i, _)| *i == input && !ours.contains(&n.as_str()))
+        };
+        Structure {
+            stages,
+            registers: Vec::new(),
+            data_inputs: data(true).map(|(n, _, w)| (n.clone(), *w)).collect(),
+            data_outputs: data(false).map(|(n, _, _)| n.clone()).collect(),
+        }
+    }
+}
+
 /// The stage check on a Yosys JSON netlist of `module`: the structure, or
 /// why the unit is not a balanced pipeline.
 fn check_stages(json: &Value, module: &str) -> Result<Structure, String> {
@@ -650,28 +676,7 @@ pub fn prove_control(
         )));
     }
     drop(text);
-    let ours = [
-        "clk",
-        "rst",
-        "in_valid",
-        "in_ready",
-        "out_valid",
-        "out_ready",
-    ];
-    let shape = Structure {
-        stages,
-        registers: Vec::new(),
-        data_inputs: ports
-            .iter()
-            .filter(|(n, input, _)| *input && !ours.contains(&n.as_str()))
-            .map(|(n, _, w)| (n.clone(), *w))
-            .collect(),
-        data_outputs: ports
-            .iter()
-            .filter(|(n, input, _)| !*input && !ours.contains(&n.as_str()))
-            .map(|(n, _, _)| n.clone())
-            .collect(),
-    };
+    let shape = Structure::of_header(&ports, stages);
     // one Yosys run: the netlist for the stage check, then the handshake
     let t0 = Instant::now();
     let stem = format!("{module}_control");
@@ -876,24 +881,8 @@ mod tests {
     #[test]
     fn the_wrapper_checks_every_stage() {
         let (ports, stages) = header(HEADER, "dpc_man_compressor").expect("a header");
-        let ours = [
-            "clk",
-            "rst",
-            "in_valid",
-            "in_ready",
-            "out_valid",
-            "out_ready",
-        ];
-        let s = Structure {
-            stages,
-            registers: Vec::new(),
-            data_inputs: ports
-                .iter()
-                .filter(|(n, i, _)| *i && !ours.contains(&n.as_str()))
-                .map(|(n, _, w)| (n.clone(), *w))
-                .collect(),
-            data_outputs: vec!["out_len".into(), "out_manipulated".into()],
-        };
+        let s = Structure::of_header(&ports, stages);
+        assert_eq!(s.data_outputs, ["out_len", "out_manipulated"]);
         let w = handshake_wrapper("dpc_man_compressor", &s);
         assert!(w.contains("input [3:0] in_mask"));
         assert!(w.contains(".s2_valid(v[2]), .s2_enable(e[2])"));
